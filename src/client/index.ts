@@ -1,0 +1,12 @@
+/**
+ * The session layer: a typed, promise-based ZooKeeper session over node-zookeeper-client.
+ *
+ * @module
+ */
+export { ZkSession } from './session.js';
+export type { SessionOptions, SessionCredentials, SessionInfo, SessionEvents, SessionCounters, WaitOptions, WatchOptions } from './session.js';
+export { DEFAULT_RETRY, backoffDelay } from './retry.js';
+export type { RetryPolicy } from './retry.js';
+export { Acls, Perms } from './types.js';
+export type { Acl, ChildrenResult, ConnectionState, CreateMode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, WatchEventType, Watched } from './types.js';
+export { validatePath, joinPath, parentOf } from './validate.js';

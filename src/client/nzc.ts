@@ -1,0 +1,300 @@
+/**
+ * The one file that touches node-zookeeper-client (pinned at 1.1.3): typed facade, and every
+ * patch of its internals, each checked at load time so that a changed client fails loudly.
+ *
+ * @internal
+ * @module
+ */
+import { createRequire } from 'node:module';
+import type { Acl, Op } from './types.js';
+import { CREATE_MODE_FLAGS } from './types.js';
+
+/** Raw jute Stat: longs are 8-byte big-endian buffers. */
+export interface RawStat {
+  czxid: Buffer;
+  mzxid: Buffer;
+  ctime: Buffer;
+  mtime: Buffer;
+  version: number;
+  cversion: number;
+  aversion: number;
+  ephemeralOwner: Buffer;
+  dataLength: number;
+  numChildren: number;
+  pzxid: Buffer;
+}
+
+/** Error object node-zookeeper-client hands to callbacks (an `Exception`). */
+export interface RawError extends Error {
+  code: number;
+}
+
+/** A watch notification as node-zookeeper-client delivers it. */
+export interface RawEvent {
+  type: number;
+  name: string;
+  path: string;
+}
+
+type Cb<T> = (err: RawError | null, result: T) => void;
+type Watcher = (event: RawEvent) => void;
+
+interface RawAclObject {
+  toRecord(): unknown;
+}
+
+type WatcherTable = Record<string, { removeListener(e: string, fn: Watcher): void } | undefined>;
+
+interface RawWatcherManager {
+  dataWatchers: WatcherTable;
+  childWatchers: WatcherTable;
+  existenceWatchers: WatcherTable;
+}
+
+interface RawRequest {
+  header: { type: number; xid: number } | null;
+  payload: unknown;
+  toBuffer(): Buffer;
+}
+
+/** Internals of the ConnectionManager that the session layer relies on (asserted at load). */
+export interface RawConnectionManager {
+  socket: import('node:net').Socket | undefined;
+  state: number;
+  sessionTimeout: number;
+  connectTimeout: number;
+  chrootPath: string | undefined;
+  watcherManager: RawWatcherManager;
+  queue(request: RawRequest, cb: (err: RawError | null) => void): void;
+  registerDataWatcher(path: string, watcher: Watcher): void;
+  close(): void;
+}
+
+interface RawTransaction {
+  ops: unknown[];
+  commit(cb: (err: RawError | null, results: RawOpResult[]) => void): void;
+}
+
+/** One result of a multi reply. */
+export interface RawOpResult {
+  type: number;
+  err?: number;
+  path?: string;
+  stat?: RawStat;
+}
+
+/** The subset of node-zookeeper-client's `Client` the session layer uses. */
+export interface RawClient {
+  connectionManager: RawConnectionManager;
+  connect(): void;
+  close(): void;
+  on(event: 'connected' | 'disconnected' | 'expired' | 'authenticationFailed', fn: () => void): void;
+  removeAllListeners(): void;
+  addAuthInfo(scheme: string, auth: Buffer): void;
+  getSessionId(): Buffer;
+  getSessionPassword(): Buffer;
+  getSessionTimeout(): number;
+  create(path: string, data: Buffer | undefined, acls: RawAclObject[], mode: number, cb: Cb<string>): void;
+  remove(path: string, version: number, cb: Cb<void>): void;
+  exists(path: string, watcher: Watcher | undefined, cb: Cb<RawStat | null>): void;
+  getData(path: string, watcher: Watcher | undefined, cb: (err: RawError | null, data: Buffer | null, stat: RawStat) => void): void;
+  setData(path: string, data: Buffer | null, version: number, cb: Cb<RawStat>): void;
+  getChildren(path: string, watcher: Watcher | undefined, cb: (err: RawError | null, children: string[], stat: RawStat) => void): void;
+  transaction(): RawTransaction;
+}
+
+interface NzcModule {
+  createClient(connectString: string, options: Record<string, unknown>): RawClient;
+  ACL: new (perms: number, id: unknown) => RawAclObject;
+  Id: new (scheme: string, id: string) => unknown;
+  Exception: { create(code: number, path?: string): RawError; prototype: object };
+}
+
+interface JuteModule {
+  OP_CODES: Record<string, number>;
+  Request: new (header: unknown, payload: unknown) => RawRequest;
+  protocol: { RequestHeader: new () => { type: number; xid: number } };
+}
+
+const require = createRequire(import.meta.url);
+const nzc = require('node-zookeeper-client') as NzcModule;
+const jute = require('node-zookeeper-client/lib/jute/index.js') as JuteModule;
+const ExceptionModule = require('node-zookeeper-client/lib/Exception.js') as NzcModule['Exception'];
+
+/** Names of server error codes node-zookeeper-client does not know. */
+const EXTRA_CODES: Record<number, string> = {
+  [-13]: 'NEW_CONFIG_NO_QUORUM',
+  [-14]: 'RECONFIG_IN_PROGRESS',
+  [-118]: 'SESSION_MOVED',
+  [-119]: 'NOT_READONLY',
+  [-120]: 'EPHEMERAL_ON_LOCAL_SESSION',
+  [-121]: 'NO_WATCHER',
+  [-122]: 'REQUEST_TIMEOUT',
+  [-123]: 'RECONFIG_DISABLED',
+  [-124]: 'SESSION_CLOSED_REQUIRE_SASL_AUTH',
+  [-125]: 'QUOTA_EXCEEDED',
+  [-127]: 'THROTTLED_OP',
+};
+
+// An unknown reply code makes Exception.create throw inside the socket handler, which crashes
+// the process (upstream #70). Return an Exception-shaped object instead.
+function patchExceptionCreate(): void {
+  const original = ExceptionModule.create;
+  if ((original as { zkRecipesPatched?: boolean }).zkRecipesPatched) return;
+  const patched = (code: number, path?: string): RawError => {
+    try {
+      return original(code, path);
+    } catch {
+      const e = Object.create(ExceptionModule.prototype) as RawError;
+      const name = EXTRA_CODES[code] ?? `UNKNOWN_${code}`;
+      Object.assign(e, { code, name, message: `Exception: ${name}[${code}]`, stack: new Error().stack });
+      return e;
+    }
+  };
+  (patched as { zkRecipesPatched?: boolean }).zkRecipesPatched = true;
+  ExceptionModule.create = patched;
+}
+
+function assertInternals(): void {
+  const probe = nzc.createClient('127.0.0.1:1', { sessionTimeout: 1000 });
+  const cm = probe.connectionManager as Partial<RawConnectionManager> | undefined;
+  const ok =
+    cm !== undefined &&
+    typeof cm.queue === 'function' &&
+    typeof cm.state === 'number' &&
+    typeof cm.sessionTimeout === 'number' &&
+    typeof cm.connectTimeout === 'number' &&
+    typeof cm.watcherManager === 'object' &&
+    typeof cm.registerDataWatcher === 'function' &&
+    typeof cm.watcherManager.existenceWatchers === 'object' &&
+    typeof probe.transaction().ops === 'object' &&
+    typeof jute.OP_CODES.MULTI === 'number' &&
+    typeof jute.Request === 'function';
+  if (!ok) {
+    throw new Error(
+      'zk-recipes: node-zookeeper-client internals changed; zk-recipes needs node-zookeeper-client@1.1.3 exactly',
+    );
+  }
+}
+
+patchExceptionCreate();
+assertInternals();
+
+/** ConnectionManager state numbers (from node-zookeeper-client). */
+export const CM_STATE = { DISCONNECTED: 0, CONNECTING: 1, CONNECTED: 2, CLOSING: -1, CLOSED: -2 } as const;
+
+/** Options for a raw client. */
+export interface RawClientOptions {
+  sessionTimeoutMs: number;
+  spinDelayMs: number;
+  /** Join an existing session (used by the test kit to force an expiry). */
+  sessionId?: Buffer;
+  sessionPassword?: Buffer;
+}
+
+/** Creates (does not connect) a raw client. Its blind `retries` stays 0: it re-sends creates. */
+export function createRawClient(connectString: string, options: RawClientOptions): RawClient {
+  const opts: Record<string, unknown> = {
+    sessionTimeout: options.sessionTimeoutMs,
+    spinDelay: options.spinDelayMs,
+    retries: 0,
+  };
+  if (options.sessionId) opts.sessionId = options.sessionId;
+  if (options.sessionPassword) opts.sessionPassword = options.sessionPassword;
+  return nzc.createClient(connectString, opts);
+}
+
+/** Converts our ACL entries to node-zookeeper-client's. */
+export function toRawAcls(acls: readonly Acl[]): RawAclObject[] {
+  return acls.map((a) => new nzc.ACL(a.perms, new nzc.Id(a.scheme, a.id)));
+}
+
+// Raw multi op codes: the builder's check/setData/remove turn an expected version 0 into -1
+// (upstream #67), so ops are pushed as raw records.
+const OP = { CREATE: 1, DELETE: 2, SET_DATA: 5, CHECK: 13 } as const;
+
+/** Sends a multi; ops' data must already be Buffers. */
+export function rawMulti(client: RawClient, ops: readonly (Op & { data?: Buffer })[], cb: (err: RawError | null, results: RawOpResult[]) => void): void {
+  const tx = client.transaction();
+  for (const op of ops) {
+    switch (op.type) {
+      case 'create':
+        tx.ops.push({
+          type: OP.CREATE,
+          path: op.path,
+          data: op.data,
+          acls: toRawAcls(op.acl ?? [{ perms: 31, scheme: 'world', id: 'anyone' }]),
+          mode: CREATE_MODE_FLAGS[op.mode ?? 'PERSISTENT'],
+        });
+        break;
+      case 'delete':
+        tx.ops.push({ type: OP.DELETE, path: op.path, version: op.version ?? -1 });
+        break;
+      case 'setData':
+        tx.ops.push({ type: OP.SET_DATA, path: op.path, data: op.data, version: op.version ?? -1 });
+        break;
+      case 'check':
+        tx.ops.push({ type: OP.CHECK, path: op.path, version: op.version ?? -1 });
+        break;
+    }
+  }
+  tx.commit(cb);
+}
+
+/** Wire op code of each multi result type. */
+export const MULTI_RESULT_TYPES = { CREATE: 1, DELETE: 2, SET_DATA: 5, CHECK: 13, ERROR: -1 } as const;
+
+/** Which server-side watches `removeWatches` clears. */
+export type RawWatchKind = 'child' | 'data';
+
+// The client has no removeWatches (opcode 18). Its reply handler only accepts opcodes it knows
+// and destroys the socket on others, so the header reports opcode 18 while being serialized and
+// DELETE (same empty reply body) afterwards, when the reply is matched to it.
+class RemoveWatchesPayload {
+  constructor(
+    private path: string,
+    private readonly kind: number,
+  ) {}
+  setChrootPath(chroot: string | undefined): void {
+    if (chroot) this.path = this.path === '/' ? chroot : chroot + this.path;
+  }
+  byteLength(): number {
+    return 4 + Buffer.byteLength(this.path) + 4;
+  }
+  serialize(buffer: Buffer, offset: number): number {
+    const len = Buffer.byteLength(this.path);
+    buffer.writeInt32BE(len, offset);
+    buffer.write(this.path, offset + 4);
+    buffer.writeInt32BE(this.kind, offset + 4 + len);
+    return this.byteLength();
+  }
+}
+
+/**
+ * Removes this session's server-side watches of `kind` on `path` (ZooKeeper 3.5+). A reply of
+ * NO_WATCHER (-121) means the watch already fired or was never set.
+ */
+export function removeWatches(client: RawClient, path: string, kind: RawWatchKind, cb: (err: RawError | null) => void): void {
+  const header = new jute.protocol.RequestHeader();
+  let sent = false;
+  Object.defineProperty(header, 'type', {
+    get: () => (sent ? jute.OP_CODES.DELETE : 18),
+    set: () => undefined,
+    enumerable: true,
+  });
+  const request = new jute.Request(header, new RemoveWatchesPayload(path, kind === 'child' ? 1 : 2));
+  const toBuffer = request.toBuffer.bind(request);
+  request.toBuffer = () => {
+    const buffer = toBuffer();
+    sent = true;
+    return buffer;
+  };
+  client.connectionManager.queue(request, cb);
+}
+
+/** Drops the client-side record of a watcher so it is not re-sent in SetWatches on reconnect. */
+export function forgetWatcher(client: RawClient, table: 'child' | 'data' | 'exists', path: string, watcher: Watcher): void {
+  const wm = client.connectionManager.watcherManager;
+  const t = table === 'child' ? wm.childWatchers : table === 'data' ? wm.dataWatchers : wm.existenceWatchers;
+  t[path]?.removeListener('notification', watcher);
+}

@@ -1,0 +1,170 @@
+/**
+ * Plain data types of the session layer: node metadata, modes, ACLs, watch events and
+ * transaction operations.
+ *
+ * @module
+ */
+
+/**
+ * How a znode is created. Container and TTL nodes are not offered: the underlying
+ * node-zookeeper-client silently creates them as persistent nodes.
+ */
+export type CreateMode = 'PERSISTENT' | 'EPHEMERAL' | 'PERSISTENT_SEQUENTIAL' | 'EPHEMERAL_SEQUENTIAL';
+
+/** The wire values of each {@link CreateMode}. */
+export const CREATE_MODE_FLAGS: Readonly<Record<CreateMode, number>> = {
+  PERSISTENT: 0,
+  EPHEMERAL: 1,
+  PERSISTENT_SEQUENTIAL: 2,
+  EPHEMERAL_SEQUENTIAL: 3,
+};
+
+/** Permission bits of an ACL entry (combine with `|`). */
+export const Perms = {
+  /** May read data and list children. */
+  READ: 1,
+  /** May set data. */
+  WRITE: 2,
+  /** May create children. */
+  CREATE: 4,
+  /** May delete children. */
+  DELETE: 8,
+  /** May set the ACL. */
+  ADMIN: 16,
+  /** All of the above. */
+  ALL: 31,
+} as const;
+
+/** One ACL entry: a permission mask granted to an identity (`scheme` + `id`). */
+export interface Acl {
+  /** Bit mask of {@link Perms}. */
+  perms: number;
+  /** The auth scheme, e.g. `world`, `auth`, `digest`, `ip`. */
+  scheme: string;
+  /** The identity within the scheme, e.g. `anyone` for `world`. */
+  id: string;
+}
+
+/** Ready-made ACLs. */
+export const Acls = {
+  /** Anyone may do anything (ZooKeeper's `OPEN_ACL_UNSAFE`; the default). */
+  OPEN: [{ perms: Perms.ALL, scheme: 'world', id: 'anyone' }] as readonly Acl[],
+  /** Only the creator's authenticated identities (requires auth info on the session). */
+  CREATOR_ALL: [{ perms: Perms.ALL, scheme: 'auth', id: '' }] as readonly Acl[],
+  /** Anyone may read, nobody may write. */
+  READ_ONLY: [{ perms: Perms.READ, scheme: 'world', id: 'anyone' }] as readonly Acl[],
+} as const;
+
+/** A znode's metadata, with zxids as `bigint` and times as epoch milliseconds. */
+export interface Stat {
+  /** zxid of the transaction that created the node; unique and ordered across the ensemble. */
+  czxid: bigint;
+  /** zxid of the last data change. */
+  mzxid: bigint;
+  /** zxid of the last change to the children list. */
+  pzxid: bigint;
+  /** Creation time, epoch ms. */
+  ctime: number;
+  /** Last modification time, epoch ms. */
+  mtime: number;
+  /** Number of data changes. */
+  version: number;
+  /** Number of changes to the children. */
+  cversion: number;
+  /** Number of ACL changes. */
+  aversion: number;
+  /** Session id of the owner for an ephemeral node, `0n` otherwise. */
+  ephemeralOwner: bigint;
+  /** Length of the data in bytes. */
+  dataLength: number;
+  /** Number of children. */
+  numChildren: number;
+}
+
+/** What a watch reports. */
+export type WatchEventType = 'NODE_CREATED' | 'NODE_DELETED' | 'NODE_DATA_CHANGED' | 'NODE_CHILDREN_CHANGED';
+
+/** A fired one-shot watch. */
+export interface WatchEvent {
+  /** What happened to the node. */
+  type: WatchEventType;
+  /** The watched path (without chroot). */
+  path: string;
+}
+
+/** A read that also set a one-shot watch, registered atomically with the read. */
+export interface Watched<T> {
+  /** The read's result. */
+  result: T;
+  /**
+   * Settles when the watch fires. Rejects with `SessionExpiredError` when the session is lost,
+   * `ClosedError` on close, or the abort reason when the read's `signal` aborts (the server-side
+   * watch is then removed too).
+   */
+  changed: Promise<WatchEvent>;
+}
+
+/** Result of `getData`. */
+export interface DataResult {
+  /** The node's data (empty when none). */
+  data: Buffer;
+  /** The node's metadata. */
+  stat: Stat;
+}
+
+/** Result of `getChildren`. */
+export interface ChildrenResult {
+  /** Child names (not full paths), in the server's (unspecified) order. */
+  children: string[];
+  /** The parent's metadata. */
+  stat: Stat;
+}
+
+/** Data accepted by writes: bytes, or a string written as UTF-8. */
+export type NodeData = Uint8Array | string;
+
+/** Options of `create`. */
+export interface CreateOptions {
+  /** Node data; empty by default. */
+  data?: NodeData;
+  /** Creation mode; `PERSISTENT` by default. */
+  mode?: CreateMode;
+  /** ACL; {@link Acls.OPEN} by default. */
+  acl?: readonly Acl[];
+}
+
+/** One operation of a transaction (`multi`). */
+export type Op =
+  | { type: 'create'; path: string; data?: NodeData; mode?: CreateMode; acl?: readonly Acl[] }
+  | { type: 'delete'; path: string; version?: number }
+  | { type: 'setData'; path: string; data: NodeData; version?: number }
+  | { type: 'check'; path: string; version?: number };
+
+/** The result of one operation of a successful transaction, in the order of the ops. */
+export type OpResult =
+  | { type: 'create'; path: string }
+  | { type: 'delete' }
+  | { type: 'setData'; stat: Stat }
+  | { type: 'check' };
+
+/**
+ * Connection states, as in Curator 5.
+ *
+ * - `CONNECTING`: not yet connected for the first time (or for a new session after `LOST`).
+ * - `CONNECTED`: a session was established (first time, or a new session after `LOST`).
+ * - `SUSPENDED`: disconnected; the session may still be alive. Locks are *possibly* lost.
+ * - `RECONNECTED`: the same session is back after `SUSPENDED`.
+ * - `LOST`: the session expired, or was disconnected for the whole session timeout so the server
+ *   may have expired it. Everything ephemeral is lost; a new session is started.
+ * - `READ_ONLY`: connected to a read-only server. Never emitted with node-zookeeper-client, which
+ *   does not request read-only mode; kept for API parity with Curator.
+ * - `CLOSED`: `close()` was called.
+ */
+export type ConnectionState =
+  | 'CONNECTING'
+  | 'CONNECTED'
+  | 'SUSPENDED'
+  | 'RECONNECTED'
+  | 'LOST'
+  | 'READ_ONLY'
+  | 'CLOSED';

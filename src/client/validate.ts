@@ -1,0 +1,115 @@
+/**
+ * Argument checks done before anything is sent, so bad input fails fast with a typed error.
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '../errors.js';
+import type { NodeData } from './types.js';
+
+// Characters ZooKeeper's PathUtils rejects.
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/;
+
+/**
+ * Throws {@link InvalidArgumentError} unless `path` is a valid absolute znode path: starts with
+ * `/`, no trailing `/` (except the root), no empty, `.` or `..` segment, no forbidden characters.
+ */
+export function validatePath(path: unknown, what = 'path'): asserts path is string {
+  if (typeof path !== 'string' || path.length === 0) {
+    throw new InvalidArgumentError(`${what} must be a non-empty string, got ${describe(path)}`);
+  }
+  const problem = pathProblem(path);
+  if (problem) throw new InvalidArgumentError(`${what} ${JSON.stringify(path)} is not a valid znode path: ${problem}`);
+}
+
+function pathProblem(path: string): string | undefined {
+  if (!path.startsWith('/')) return 'it must start with "/"';
+  if (path === '/') return undefined;
+  if (path.endsWith('/')) return 'it must not end with "/"';
+  const m = FORBIDDEN.exec(path);
+  if (m) return `it contains the forbidden character U+${m[0].charCodeAt(0).toString(16).padStart(4, '0')}`;
+  for (const segment of path.slice(1).split('/')) {
+    if (segment === '') return 'it has an empty segment ("//")';
+    if (segment === '.' || segment === '..') return `it has a relative segment "${segment}"`;
+  }
+  return undefined;
+}
+
+/** Throws unless `name` is a valid single path segment (no `/`). */
+export function validateName(name: unknown, what: string): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
+    throw new InvalidArgumentError(`${what} must be a non-empty string without "/", got ${describe(name)}`);
+  }
+  validatePath('/' + name, what);
+}
+
+/** Joins a parent path and a child name. */
+export function joinPath(parent: string, child: string): string {
+  return parent === '/' ? `/${child}` : `${parent}/${child}`;
+}
+
+/** The parent of a non-root path. */
+export function parentOf(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i <= 0 ? '/' : path.slice(0, i);
+}
+
+/** Converts node data to a Buffer and enforces the size limit. */
+export function toBuffer(data: NodeData | undefined, maxBytes: number, path: string): Buffer | undefined {
+  if (data === undefined) return undefined;
+  let buf: Buffer;
+  if (typeof data === 'string') buf = Buffer.from(data, 'utf8');
+  else if (data instanceof Uint8Array) buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  else throw new InvalidArgumentError(`data for ${path} must be a Uint8Array or a string, got ${describe(data)}`);
+  if (buf.length > maxBytes) {
+    throw new InvalidArgumentError(
+      `data for ${path} is ${buf.length} bytes, over the ${maxBytes}-byte limit (ZooKeeper drops the connection near 1 MiB; raise maxDataBytes only if the server's jute.maxbuffer allows it)`,
+      { path },
+    );
+  }
+  return buf;
+}
+
+/** Throws unless `version` is an integer >= -1 (or undefined). */
+export function validateVersion(version: unknown, path: string): void {
+  if (version === undefined) return;
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < -1 || version > 0x7fffffff) {
+    throw new InvalidArgumentError(`version for ${path} must be an integer >= -1 (-1 = any), got ${describe(version)}`, { path });
+  }
+}
+
+/**
+ * Throws unless `value` is a finite integer within [min, max]. Returns it, or `fallback` when
+ * `value` is undefined.
+ */
+export function checkInt(value: unknown, what: string, min: number, max: number, fallback?: number): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`${what} must be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Validates an optional timeout in ms (a finite number >= 0). */
+export function checkTimeout(value: unknown, what = 'timeoutMs'): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidArgumentError(`${what} must be a finite number >= 0, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Validates an optional AbortSignal. */
+export function checkSignal(value: unknown, what = 'signal'): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof AbortSignal)) throw new InvalidArgumentError(`${what} must be an AbortSignal, got ${describe(value)}`);
+  return value;
+}
+
+/** Short description of a value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? value.slice(0, 80) + '…' : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value == null) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value}`;
+}

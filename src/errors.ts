@@ -1,0 +1,195 @@
+/**
+ * Typed errors of zk-recipes. Every error is a {@link ZkRecipesError} with a stable string `code`;
+ * subclasses exist where `instanceof` is useful to callers.
+ *
+ * @module
+ */
+
+/** Stable codes of the errors raised by zk-recipes itself (not by the ZooKeeper server). */
+export type LocalErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'CLOSED'
+  | 'LOCK_TIMEOUT'
+  | 'LOCK_LOST'
+  | 'NOT_HELD'
+  | 'TIMEOUT'
+  | 'LEASE_MISMATCH'
+  | 'ILLEGAL_STATE';
+
+/** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. */
+export type ServerErrorCode =
+  | 'SYSTEM_ERROR'
+  | 'RUNTIME_INCONSISTENCY'
+  | 'DATA_INCONSISTENCY'
+  | 'CONNECTION_LOSS'
+  | 'MARSHALLING_ERROR'
+  | 'UNIMPLEMENTED'
+  | 'OPERATION_TIMEOUT'
+  | 'BAD_ARGUMENTS'
+  | 'NEW_CONFIG_NO_QUORUM'
+  | 'RECONFIG_IN_PROGRESS'
+  | 'API_ERROR'
+  | 'NO_NODE'
+  | 'NO_AUTH'
+  | 'BAD_VERSION'
+  | 'NO_CHILDREN_FOR_EPHEMERALS'
+  | 'NODE_EXISTS'
+  | 'NOT_EMPTY'
+  | 'SESSION_EXPIRED'
+  | 'INVALID_CALLBACK'
+  | 'INVALID_ACL'
+  | 'AUTH_FAILED'
+  | 'SESSION_MOVED'
+  | 'NOT_READONLY'
+  | 'EPHEMERAL_ON_LOCAL_SESSION'
+  | 'NO_WATCHER'
+  | 'REQUEST_TIMEOUT'
+  | 'RECONFIG_DISABLED'
+  | 'SESSION_CLOSED_REQUIRE_SASL_AUTH'
+  | 'QUOTA_EXCEEDED'
+  | 'THROTTLED_OP'
+  | 'UNKNOWN_SERVER_ERROR';
+
+/** Every `code` a {@link ZkRecipesError} can carry. */
+export type ErrorCode = LocalErrorCode | ServerErrorCode;
+
+/** Options accepted by every zk-recipes error constructor. */
+export interface ZkErrorOptions {
+  /** The error that caused this one, if any. */
+  cause?: unknown;
+  /** The znode path the failed operation was about, if any. */
+  path?: string;
+}
+
+/**
+ * Base class of every error zk-recipes raises. `code` is stable across versions: match on it,
+ * not on the message.
+ */
+export class ZkRecipesError extends Error {
+  /** Stable, machine-readable error code. */
+  readonly code: ErrorCode;
+  /** The znode path the failed operation was about, if known. */
+  readonly path: string | undefined;
+
+  /** Creates an error with a stable `code` and a message that says what happened and what to do. */
+  constructor(code: ErrorCode, message: string, options: ZkErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.path = options.path;
+    this.name = new.target.name;
+  }
+}
+
+/** A caller passed something invalid: a bad path, option, size or value. Nothing was sent. */
+export class InvalidArgumentError extends ZkRecipesError {
+  /** Creates the error; the message names the argument and what is allowed. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('INVALID_ARGUMENT', message, options);
+  }
+}
+
+/** The session or recipe was used after `close()`. */
+export class ClosedError extends ZkRecipesError {
+  /** Creates the error; the message names what was closed. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('CLOSED', message, options);
+  }
+}
+
+/** The object is in a state where the call makes no sense (e.g. `start()` twice). */
+export class IllegalStateError extends ZkRecipesError {
+  /** Creates the error; the message says what state forbids the call. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('ILLEGAL_STATE', message, options);
+  }
+}
+
+/** A blocking call (lock acquisition, leadership wait, queue take) ran out of its `timeoutMs`. */
+export class LockTimeoutError extends ZkRecipesError {
+  /** Creates the error; the message names the path and the timeout. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('LOCK_TIMEOUT', message, options);
+  }
+}
+
+/**
+ * A held lock, lease or leadership was lost: the session expired (or may have), our node was
+ * deleted, or the session changed. Raised as the reason of a handle's `signal`.
+ */
+export class LockLostError extends ZkRecipesError {
+  /** Creates the error; the message says why the lock is no longer held. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('LOCK_LOST', message, options);
+  }
+}
+
+/** A release or lock-bound operation was attempted on a lock that is not (or no longer) held. */
+export class NotHeldError extends ZkRecipesError {
+  /** Creates the error; the message names the lock. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('NOT_HELD', message, options);
+  }
+}
+
+/** Participants of one semaphore path disagree about `maxLeases`. */
+export class LeaseMismatchError extends ZkRecipesError {
+  /** Creates the error; the message gives both values. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('LEASE_MISMATCH', message, options);
+  }
+}
+
+/** Options of a {@link ZooKeeperError}. */
+export interface ZooKeeperErrorOptions extends ZkErrorOptions {
+  /** The numeric ZooKeeper error code (e.g. -101 for NoNode). */
+  zkCode: number;
+  /** The operation that failed, e.g. `create` or `getData`. */
+  op?: string;
+  /** For a failed transaction: the index of the operation that failed. */
+  opIndex?: number;
+}
+
+/**
+ * An error reported by ZooKeeper (a reply code) or by the connection to it. Subclasses exist for
+ * the codes recipes and callers commonly branch on.
+ */
+export class ZooKeeperError extends ZkRecipesError {
+  /** The numeric ZooKeeper error code (e.g. -101 for NoNode). */
+  readonly zkCode: number;
+  /** The operation that failed, e.g. `create` or `getData`. */
+  readonly op: string | undefined;
+  /** For a failed transaction: the index of the operation that failed. */
+  readonly opIndex: number | undefined;
+
+  /** Creates the error from a server code; see {@link ZooKeeperErrorOptions}. */
+  constructor(code: ServerErrorCode, message: string, options: ZooKeeperErrorOptions) {
+    super(code, message, options);
+    this.zkCode = options.zkCode;
+    this.op = options.op;
+    this.opIndex = options.opIndex;
+  }
+}
+
+/** The node does not exist (ZooKeeper `NONODE`, -101). */
+export class NoNodeError extends ZooKeeperError {}
+/** The node already exists (ZooKeeper `NODEEXISTS`, -110). */
+export class NodeExistsError extends ZooKeeperError {}
+/** The expected version did not match (ZooKeeper `BADVERSION`, -103). */
+export class BadVersionError extends ZooKeeperError {}
+/** The node has children and cannot be deleted (ZooKeeper `NOTEMPTY`, -111). */
+export class NotEmptyError extends ZooKeeperError {}
+/** The session lacks permission under the node's ACL (ZooKeeper `NOAUTH`, -102). */
+export class NoAuthError extends ZooKeeperError {}
+
+/**
+ * The connection dropped before the reply arrived (ZooKeeper `CONNECTIONLOSS`, -4). The
+ * operation may or may not have been applied; the session may still be alive.
+ */
+export class ConnectionLossError extends ZooKeeperError {}
+
+/**
+ * The session is gone (ZooKeeper `SESSIONEXPIRED`, -112), or was declared lost locally after
+ * being disconnected for the whole session timeout. Its ephemeral nodes are (or soon will be)
+ * deleted by the server.
+ */
+export class SessionExpiredError extends ZooKeeperError {}
