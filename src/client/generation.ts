@@ -8,7 +8,7 @@
  */
 import type { Socket } from 'node:net';
 import { CM_STATE, createRawClient, forgetWatcher, removeWatches, type RawClient, type RawEvent, type RawWatchKind } from './nzc.js';
-import type { WatchEvent, WatchEventType } from './types.js';
+import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
 interface Pending {
@@ -37,6 +37,17 @@ const EVENT_TYPES: Record<number, WatchEventType> = {
   4: 'NODE_CHILDREN_CHANGED',
 };
 
+/**
+ * How long a connection attempt may take from TCP connect to the server's handshake reply. A
+ * live server answers in milliseconds, but one that is starting up (ZooKeeper 3.8.0 accepts
+ * connections before its database is loaded, then drops them silently) never does: bound the
+ * wait by the client's connect timeout, 1/3 of the session timeout (so a retry still fits
+ * before the session could expire) and 2 s, whichever is least, but at least 500 ms.
+ */
+export function handshakeTimeout(connectTimeoutMs: number, sessionTimeoutMs: number): number {
+  return Math.max(500, Math.min(connectTimeoutMs, sessionTimeoutMs / 3, 2000));
+}
+
 /** Hooks a generation calls into its session. */
 export interface GenerationHooks {
   connected(gen: Generation): void;
@@ -52,7 +63,7 @@ export interface GenerationOptions {
   connectString: string;
   sessionTimeoutMs: number;
   spinDelayMs: number;
-  auth: readonly { scheme: string; credentials: string }[];
+  auth: readonly AuthInfo[];
   sessionId?: Buffer;
   sessionPassword?: Buffer;
 }
@@ -108,7 +119,7 @@ export class Generation {
    * node-zookeeper-client has no read timeout and clears its connect timeout on TCP connect, so a
    * silent partition or a hung server goes unnoticed forever. Drop the socket when nothing has
    * been received for 2/3 of the session timeout (the client pings every 1/3), or when a
-   * handshake takes longer than the connect timeout; the client then fails over.
+   * handshake takes too long (see {@link handshakeTimeout}); the client then fails over.
    */
   private checkLiveness(): void {
     const cm = this.raw.connectionManager;
@@ -117,14 +128,22 @@ export class Generation {
       this.socket = cm.socket;
       this.socketSince = now;
       this.lastReceived = now;
-      this.socket?.on('data', () => {
+      const socket = this.socket;
+      socket?.on('data', () => {
         this.lastReceived = performance.now();
       });
+      // Reconnecting to a local port nobody listens on can make the kernel pick that very port as
+      // the source: the socket connects to itself and would wait for its own handshake reply.
+      const dropSelfConnect = (): void => {
+        if (socket && socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress) socket.destroy();
+      };
+      if (socket?.connecting) socket.once('connect', dropSelfConnect);
+      else dropSelfConnect();
     }
     if (!this.socket || this.socket.destroyed) return;
     if (cm.state === CM_STATE.CONNECTED && now - this.lastReceived > (cm.sessionTimeout * 2) / 3) {
       this.socket.destroy();
-    } else if (cm.state === CM_STATE.CONNECTING && now - this.socketSince > Math.max(cm.connectTimeout, 500)) {
+    } else if (cm.state === CM_STATE.CONNECTING && now - this.socketSince > handshakeTimeout(cm.connectTimeout, cm.sessionTimeout)) {
       this.socket.destroy();
     }
   }

@@ -19,7 +19,7 @@ import { Generation } from './generation.js';
 import { MULTI_RESULT_TYPES, rawMulti, toRawAcls, type RawError, type RawStat } from './nzc.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
-import type { ChildrenResult, ConnectionState, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
+import type { AuthInfo, ChildrenResult, ConnectionState, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
 import { checkInt, checkSignal, checkTimeout, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
 
@@ -34,7 +34,7 @@ export interface SessionOptions {
   /** Retry policy of idempotent calls on connection loss. */
   retry?: Partial<RetryPolicy>;
   /** Authentication sent on every (re)connect, e.g. `{ scheme: 'digest', credentials: 'user:pw' }`. */
-  auth?: readonly { scheme: string; credentials: string }[];
+  auth?: readonly AuthInfo[];
   /** Largest node data accepted, bytes. Default 1 000 000 (the server drops the connection near 1 MiB). */
   maxDataBytes?: number;
   /** Start a new session automatically after `LOST`. Default true. */
@@ -76,13 +76,21 @@ export interface SessionEvents {
  * release cause?"). Monotonic over the object's life, across sessions.
  */
 export interface SessionCounters {
+  /** `create` requests sent. */
   create: number;
+  /** `delete` requests sent (each retry counts). */
   delete: number;
+  /** `exists` requests sent. */
   exists: number;
+  /** `getData` requests sent. */
   getData: number;
+  /** `setData` requests sent. */
   setData: number;
+  /** `getChildren` requests sent. */
   getChildren: number;
+  /** `multi` (transaction) requests sent. */
   multi: number;
+  /** Server-side watch removals sent (after a watch was aborted). */
   removeWatches: number;
   /** Watch notifications delivered to this session. */
   watchEvents: number;
@@ -131,7 +139,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
   private readonly maxDataBytes: number;
   private readonly requestedTimeoutMs: number;
   private readonly spinDelayMs: number;
-  private readonly auth: readonly { scheme: string; credentials: string }[];
+  private readonly auth: readonly AuthInfo[];
   private readonly renewOnLoss: boolean;
   private readonly closeController = new AbortController();
   private readonly stats: SessionCounters = {
@@ -151,6 +159,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * connection. `connectString` is `host:port[,host:port...][/chroot]`.
    */
   constructor(
+    /** The connect string this session was created with. */
     readonly connectString: string,
     private readonly options: SessionOptions = {},
   ) {
@@ -699,7 +708,7 @@ function validateConnectString(s: unknown): void {
   }
 }
 
-function validateAuth(auth: unknown): readonly { scheme: string; credentials: string }[] {
+function validateAuth(auth: unknown): readonly AuthInfo[] {
   if (auth === undefined) return [];
   if (!Array.isArray(auth)) throw new InvalidArgumentError(`auth must be an array of { scheme, credentials }, got ${describe(auth)}`);
   return auth.map((a: unknown, i) => {

@@ -120,6 +120,14 @@ export interface ChildrenResult {
   stat: Stat;
 }
 
+/** Authentication sent on every (re)connect. */
+export interface AuthInfo {
+  /** The scheme, e.g. `digest`. */
+  scheme: string;
+  /** The scheme's credentials, e.g. `user:password` for `digest`. */
+  credentials: string;
+}
+
 /** Data accepted by writes: bytes, or a string written as UTF-8. */
 export type NodeData = Uint8Array | string;
 
@@ -133,19 +141,79 @@ export interface CreateOptions {
   acl?: readonly Acl[];
 }
 
+/** Transaction op: create a node. */
+export interface CreateOp extends CreateOptions {
+  /** Discriminator. */
+  type: 'create';
+  /** Path of the node to create. */
+  path: string;
+}
+
+/** Transaction op: delete a node (at `version`, or any version when -1 or omitted). */
+export interface DeleteOp {
+  /** Discriminator. */
+  type: 'delete';
+  /** Path of the node to delete. */
+  path: string;
+  /** Expected version; -1 or omitted for any. */
+  version?: number;
+}
+
+/** Transaction op: set a node's data (at `version`, or any version when -1 or omitted). */
+export interface SetDataOp {
+  /** Discriminator. */
+  type: 'setData';
+  /** Path of the node. */
+  path: string;
+  /** New data. */
+  data: NodeData;
+  /** Expected version; -1 or omitted for any. */
+  version?: number;
+}
+
+/** Transaction op: require that a node exists (at `version`, if given). */
+export interface CheckOp {
+  /** Discriminator. */
+  type: 'check';
+  /** Path of the node. */
+  path: string;
+  /** Expected version; -1 or omitted for any. */
+  version?: number;
+}
+
 /** One operation of a transaction (`multi`). */
-export type Op =
-  | { type: 'create'; path: string; data?: NodeData; mode?: CreateMode; acl?: readonly Acl[] }
-  | { type: 'delete'; path: string; version?: number }
-  | { type: 'setData'; path: string; data: NodeData; version?: number }
-  | { type: 'check'; path: string; version?: number };
+export type Op = CreateOp | DeleteOp | SetDataOp | CheckOp;
+
+/** Result of a create op: the actual path (with sequence suffix for sequential modes). */
+export interface CreateResult {
+  /** Discriminator. */
+  type: 'create';
+  /** The created node's path. */
+  path: string;
+}
+
+/** Result of a setData op. */
+export interface SetDataResult {
+  /** Discriminator. */
+  type: 'setData';
+  /** The node's new metadata. */
+  stat: Stat;
+}
 
 /** The result of one operation of a successful transaction, in the order of the ops. */
-export type OpResult =
-  | { type: 'create'; path: string }
-  | { type: 'delete' }
-  | { type: 'setData'; stat: Stat }
-  | { type: 'check' };
+export type OpResult = CreateResult | DeleteResult | SetDataResult | CheckResult;
+
+/** Result of a delete op. */
+export interface DeleteResult {
+  /** Discriminator. */
+  type: 'delete';
+}
+
+/** Result of a check op. */
+export interface CheckResult {
+  /** Discriminator. */
+  type: 'check';
+}
 
 /**
  * Connection states, as in Curator 5.

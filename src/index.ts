@@ -1,0 +1,12 @@
+/**
+ * zk-recipes: ZooKeeper coordination recipes for Node.js (mutex, semaphore, read-write lock,
+ * leader election, queue) over one session layer. Node layout is compatible with Apache
+ * Curator, so Java and Node services can share lock paths.
+ *
+ * Test utilities (real ZooKeeper servers, ensembles, a fault-injecting proxy, forced session
+ * expiry) live in the `zk-recipes/testing` export.
+ *
+ * @packageDocumentation
+ */
+export * from './errors.js';
+export * from './client/index.js';

@@ -1,0 +1,237 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FourLetterWordOptions } from './four-letter.js';
+import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
+import { freePorts, LOOPBACK } from './ports.js';
+import {
+  baseConfig,
+  makeWorkDir,
+  removeWorkDir,
+  type ZooKeeperTestOptions,
+} from './server.js';
+import { waitFor } from './wait.js';
+import { ZooKeeperProcess, ZooKeeperStartError, type RestartOptions } from './zk-process.js';
+
+/** Options of {@link TestingCluster.start}. */
+export interface TestingClusterOptions extends ZooKeeperTestOptions {
+  /** Ticks a follower may take to connect and sync to a leader (default 50: 10 s at 200 ms). */
+  initLimit?: number;
+  /** Ticks a follower may lag behind the leader (default 25: 5 s at 200 ms). */
+  syncLimit?: number;
+}
+
+/** Options of {@link TestingCluster.waitForQuorum}. */
+export interface WaitForQuorumOptions {
+  /** Deadline in milliseconds (default 30000). */
+  timeoutMs?: number;
+}
+
+/** Ports and folders of one ensemble member, as {@link TestingCluster.start} plans them. @internal */
+export interface ClusterMemberPlan {
+  /** Server id. */
+  readonly id: number;
+  /** Client port. */
+  readonly clientPort: number;
+  /** Quorum (follower to leader) port. */
+  readonly peerPort: number;
+  /** Leader election port. */
+  readonly electionPort: number;
+  /** The member's own folder (zoo.cfg, data/). */
+  readonly workDir: string;
+  /** The cluster's folder, holding every member's. */
+  readonly clusterDir: string;
+}
+
+/**
+ * One server of a {@link TestingCluster}: a ZooKeeper JVM with its `id` (myid),
+ * client port, and quorum ports. Stop, kill and restart keep ports and data.
+ */
+export class ClusterMember extends ZooKeeperProcess {
+  /** Server id (`myid`, the N of `server.N`). */
+  readonly id: number;
+  /** Port followers use to talk to the leader. */
+  readonly peerPort: number;
+  /** Port used for leader election. */
+  readonly electionPort: number;
+
+  /** Creates a member; {@link TestingCluster.start} does this. @internal */
+  constructor(
+    installation: ZooKeeperInstallation,
+    plan: ClusterMemberPlan,
+    config: string,
+    options: TestingClusterOptions,
+  ) {
+    super({
+      installation,
+      workDir: plan.workDir,
+      cleanupDir: plan.clusterDir,
+      dataDir: join(plan.workDir, 'data'),
+      port: plan.clientPort,
+      config,
+      startTimeoutMs: options.startTimeoutMs ?? 30_000,
+      jvmArgs: options.jvmArgs ?? [],
+    });
+    this.id = plan.id;
+    this.peerPort = plan.peerPort;
+    this.electionPort = plan.electionPort;
+  }
+
+  /** Stops the member for good (the cluster removes the files). @internal */
+  close(): Promise<void> {
+    return this.shutdown();
+  }
+}
+
+const PORT_ATTEMPTS = 5;
+
+/**
+ * A ZooKeeper ensemble of `size` servers (ids 1..size) on 127.0.0.1 for tests.
+ * Members can be stopped, killed and restarted one by one to exercise leader loss,
+ * lost quorum and reconnection to another server.
+ */
+export class TestingCluster {
+  /** The members, ordered by id. */
+  readonly members: readonly ClusterMember[];
+  /** Folder holding every member's files; removed by `close()`. */
+  readonly workDir: string;
+  #closing: Promise<void> | undefined;
+
+  private constructor(members: readonly ClusterMember[], workDir: string) {
+    this.members = members;
+    this.workDir = workDir;
+  }
+
+  /**
+   * Starts an ensemble of `size` servers and resolves once it has a leader and every
+   * member serves.
+   * @throws ZooKeeperNotInstalledError when java or the jars are missing.
+   * @throws ZooKeeperStartError when a JVM exits or the ensemble does not form in time.
+   */
+  static async start(size = 3, options: TestingClusterOptions = {}): Promise<TestingCluster> {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`cluster size must be >= 1, got ${size}`);
+    const installation = locateZooKeeper(options.env);
+    for (let attempt = 1; ; attempt++) {
+      const cluster = await TestingCluster.#create(installation, size, options);
+      // allSettled: no member may still be launching when we close after a failure.
+      const results = await Promise.allSettled(cluster.members.map((m) => m.restart()));
+      const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      try {
+        if (failure) throw failure.reason;
+        await cluster.waitForQuorum({ timeoutMs: options.startTimeoutMs ?? 30_000 });
+        return cluster;
+      } catch (error) {
+        await cluster.close();
+        const busy = results.some(
+          (r) => r.status === 'rejected' && r.reason instanceof ZooKeeperStartError && r.reason.portInUse,
+        );
+        if (!busy || attempt >= PORT_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  static async #create(
+    installation: ZooKeeperInstallation,
+    size: number,
+    options: TestingClusterOptions,
+  ): Promise<TestingCluster> {
+    const root = await makeWorkDir('zk-recipes-cluster-');
+    const ports = await freePorts(3 * size);
+    const plans: ClusterMemberPlan[] = [];
+    for (let i = 0; i < size; i++) {
+      const port = (k: number): number => ports[3 * i + k] ?? 0;
+      const id = i + 1;
+      plans.push({ id, clientPort: port(0), peerPort: port(1), electionPort: port(2), workDir: join(root, String(id)), clusterDir: root });
+    }
+    const servers = plans.map((p) => `server.${p.id}=${LOOPBACK}:${p.peerPort}:${p.electionPort}`);
+    const members: ClusterMember[] = [];
+    for (const plan of plans) {
+      const dataDir = join(plan.workDir, 'data');
+      await mkdir(dataDir, { recursive: true });
+      await writeFile(join(dataDir, 'myid'), `${plan.id}\n`);
+      const config = [
+        ...baseConfig(options, dataDir, plan.clientPort),
+        `initLimit=${options.initLimit ?? 50}`,
+        `syncLimit=${options.syncLimit ?? 25}`,
+        ...servers,
+        ...(options.extraConfig ?? []),
+      ];
+      members.push(new ClusterMember(installation, plan, `${config.join('\n')}\n`, options));
+    }
+    return new TestingCluster(members, root);
+  }
+
+  /** Comma-separated `127.0.0.1:PORT` of every member, for a client. */
+  get connectString(): string {
+    return this.members.map((m) => m.connectString).join(',');
+  }
+
+  /** The member with server id `id`. @throws RangeError for an unknown id. */
+  member(id: number): ClusterMember {
+    const member = this.members.find((m) => m.id === id);
+    if (!member) throw new RangeError(`no member with id ${id} (ids are 1..${this.members.length})`);
+    return member;
+  }
+
+  /** SIGKILLs member `id`, like a crash. */
+  kill(id: number): Promise<void> {
+    return this.member(id).kill();
+  }
+
+  /** Stops member `id` gracefully. */
+  stop(id: number): Promise<void> {
+    return this.member(id).stop();
+  }
+
+  /**
+   * Restarts member `id` on its ports and data. Waits until it serves unless
+   * `waitUntilServing: false` (needed when the others have no quorum yet).
+   */
+  restart(id: number, options?: RestartOptions): Promise<void> {
+    return this.member(id).restart(options);
+  }
+
+  /** Id of the running member that reports `Mode: leader` in `srvr`, if any. */
+  async leaderId(options: FourLetterWordOptions = { timeoutMs: 2000 }): Promise<number | undefined> {
+    const modes = await this.#modes(options);
+    return modes.find((m) => m.mode === 'leader')?.id;
+  }
+
+  /**
+   * Waits until a majority of members runs, every running member serves and exactly one
+   * is leader; resolves to the leader's id.
+   * @throws WaitTimeoutError after `timeoutMs`.
+   */
+  waitForQuorum(options: WaitForQuorumOptions = {}): Promise<number> {
+    const majority = Math.floor(this.members.length / 2) + 1;
+    return waitFor(
+      async () => {
+        const modes = await this.#modes({ timeoutMs: 1000 });
+        if (modes.length < majority || modes.some((m) => m.mode === undefined)) return undefined;
+        const leaders = modes.filter((m) => m.mode === 'leader' || m.mode === 'standalone');
+        return leaders.length === 1 ? leaders[0]?.id : undefined;
+      },
+      { timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 50, message: 'a quorum with one leader' },
+    );
+  }
+
+  async #modes(options: FourLetterWordOptions): Promise<{ id: number; mode: string | undefined }[]> {
+    const running = this.members.filter((m) => m.running);
+    return Promise.all(
+      running.map(async (m) => ({ id: m.id, mode: (await m.srvr(options).catch(() => undefined))?.mode })),
+    );
+  }
+
+  /** Stops every member and removes all their files. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.all(this.members.map((m) => m.close()));
+      await removeWorkDir(this.workDir);
+    })();
+    return this.#closing;
+  }
+
+  /** Same as {@link TestingCluster.close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Forced, real, server-side session expiry for tests.
+ *
+ * @module
+ */
+import { ZkSession } from '../client/session.js';
+import type { ChaosProxy } from './proxy.js';
+
+/** Options of {@link expireSession}. */
+export interface ExpireSessionOptions {
+  /**
+   * Where the second client connects to join the session: a server the victim is *not* routed
+   * through. Defaults to the proxy's target.
+   */
+  connectString?: string;
+  /** Bound of the whole operation, ms. Default 20000. */
+  timeoutMs?: number;
+}
+
+/**
+ * Expires `victim`'s current session on the server, deterministically. The victim must be
+ * connected through `proxy` (its only route to the server). While the proxy refuses the
+ * victim's traffic, a second client joins the same session directly (same id and password) and
+ * closes it, so the server expires it; then the proxy heals and the victim, on reconnecting, is
+ * told its session expired. Resolves once the victim has reported `LOST`.
+ *
+ * A plain join-and-close without cutting the victim off is racy: the victim reconnects at once
+ * and takes the session back before the close arrives.
+ */
+export async function expireSession(victim: ZkSession, proxy: ChaosProxy, options: ExpireSessionOptions = {}): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  if (victim.sessionId === 0n) throw new Error('expireSession: the victim has no session yet; wait for it to connect');
+  const expiredId = victim.sessionId;
+  const lost = new Promise<void>((resolve, reject) => {
+    const onState = (state: string): void => {
+      if (state === 'LOST') {
+        victim.off('state', onState);
+        resolve();
+      }
+    };
+    victim.on('state', onState);
+    deadline.addEventListener('abort', () => {
+      victim.off('state', onState);
+      reject(new Error(`expireSession: session 0x${expiredId.toString(16)} was not reported LOST within ${timeoutMs} ms`));
+    });
+  });
+  lost.catch(() => undefined);
+
+  proxy.reject(true);
+  proxy.dropAll();
+  try {
+    const joiner = await ZkSession.connect(options.connectString ?? `${proxy.targetHost}:${proxy.targetPort}`, {
+      join: victim.credentials(),
+      sessionTimeoutMs: victim.timeoutMs,
+      renewOnLoss: false,
+      connectTimeoutMs: timeoutMs,
+      signal: deadline,
+    });
+    if (joiner.sessionId !== expiredId) {
+      await joiner.close();
+      throw new Error(`expireSession: joined 0x${joiner.sessionId.toString(16)} instead of 0x${expiredId.toString(16)}`);
+    }
+    await joiner.close();
+  } finally {
+    proxy.reject(false);
+    proxy.pass();
+  }
+  await lost;
+}

@@ -1,0 +1,205 @@
+import { connect } from 'node:net';
+import { WaitTimeoutError } from './wait.js';
+
+/** Options of the four-letter-word helpers. */
+export interface FourLetterWordOptions {
+  /** Deadline for connect, send and the whole reply, in milliseconds (default 5000). */
+  timeoutMs?: number;
+}
+
+/** The text a server sends to most words while it is not serving (electing, starting). */
+export const NOT_SERVING = 'This ZooKeeper instance is not currently serving requests';
+
+/**
+ * Sends a ZooKeeper four-letter word (`ruok`, `srvr`, `mntr`, ...) over raw TCP and
+ * resolves to the whole reply, read until the server closes the connection.
+ * The server must allow the word (`4lw.commands.whitelist=*`, as the test servers do).
+ * @throws WaitTimeoutError when no complete reply arrives within `timeoutMs`;
+ *   socket errors (e.g. ECONNREFUSED) as they come.
+ */
+export function fourLetterWord(
+  host: string,
+  port: number,
+  word: string,
+  options: FourLetterWordOptions = {},
+): Promise<string> {
+  const { timeoutMs = 5000 } = options;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect({ host, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new WaitTimeoutError(`no reply to '${word}' from ${host}:${port} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.on('connect', () => socket.write(word));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.on('end', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+  });
+}
+
+/** Asks `ruok`: true when the server answers `imok`, false when it does not or cannot be reached. */
+export async function ruok(host: string, port: number, options?: FourLetterWordOptions): Promise<boolean> {
+  try {
+    return (await fourLetterWord(host, port, 'ruok', options)) === 'imok';
+  } catch {
+    return false;
+  }
+}
+
+/** Values of `mntr`: numbers where the value is numeric, strings otherwise. */
+export type MntrStats = Record<string, string | number>;
+
+/** Parses the tab-separated `mntr` reply; numeric values become numbers. */
+export function parseMntr(text: string): MntrStats {
+  const stats: MntrStats = {};
+  for (const line of text.split('\n')) {
+    const tab = line.indexOf('\t');
+    if (tab <= 0) continue;
+    const value = line.slice(tab + 1).trim();
+    stats[line.slice(0, tab)] = /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+  }
+  return stats;
+}
+
+/** Asks `mntr` and parses it (`zk_server_state`, `zk_znode_count`, `zk_watch_count`, ...). */
+export async function mntr(host: string, port: number, options?: FourLetterWordOptions): Promise<MntrStats> {
+  return parseMntr(await fourLetterWord(host, port, 'mntr', options));
+}
+
+/** The role a serving ZooKeeper server reports in `srvr`. */
+export type ZooKeeperMode = 'leader' | 'follower' | 'observer' | 'standalone' | 'read-only';
+
+/** The parsed reply to `srvr`. */
+export interface ServerStatus {
+  /** Role of the server. */
+  readonly mode: ZooKeeperMode;
+  /** Last zxid the server saw. */
+  readonly zxid: bigint;
+  /** Number of znodes. */
+  readonly nodeCount: number;
+  /** Number of open client connections (this one included). */
+  readonly connections: number;
+  /** All `Key: value` lines as they came. */
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+/** Parses a `srvr` reply; undefined when the server is not serving (no `Mode:` line). */
+export function parseSrvr(text: string): ServerStatus | undefined {
+  const fields: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const colon = line.indexOf(': ');
+    if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 2).trim();
+  }
+  const mode = fields.Mode;
+  if (mode === undefined) return undefined;
+  return {
+    mode: mode as ZooKeeperMode,
+    zxid: BigInt(fields.Zxid ?? '0'),
+    nodeCount: Number(fields['Node count'] ?? 0),
+    connections: Number(fields.Connections ?? 0),
+    fields,
+  };
+}
+
+/**
+ * Asks `srvr`. Resolves to undefined when the server answers but does not serve
+ * (starting, or electing a leader); rejects when it cannot be reached.
+ */
+export async function srvr(
+  host: string,
+  port: number,
+  options?: FourLetterWordOptions,
+): Promise<ServerStatus | undefined> {
+  return parseSrvr(await fourLetterWord(host, port, 'srvr', options));
+}
+
+/**
+ * Parses `wchc` (session id to paths) or `wchp` (path to session ids) into a Map:
+ * unindented lines are keys, tab-indented lines below them are values.
+ */
+export function parseWatches(text: string): Map<string, string[]> {
+  const watches = new Map<string, string[]>();
+  let current: string[] | undefined;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    if (/^\s/.test(line)) {
+      current?.push(line.trim());
+    } else {
+      current = [];
+      watches.set(line.trim(), current);
+    }
+  }
+  return watches;
+}
+
+/** Asks `wchc`: watched paths by session id (`0x...`). */
+export async function watchesBySession(
+  host: string,
+  port: number,
+  options?: FourLetterWordOptions,
+): Promise<Map<string, string[]>> {
+  return parseWatches(await fourLetterWord(host, port, 'wchc', options));
+}
+
+/** Asks `wchp`: watching session ids (`0x...`) by path. */
+export async function watchesByPath(
+  host: string,
+  port: number,
+  options?: FourLetterWordOptions,
+): Promise<Map<string, string[]>> {
+  return parseWatches(await fourLetterWord(host, port, 'wchp', options));
+}
+
+/** One client connection as listed by `cons`. */
+export interface ConnectionInfo {
+  /** Client address as the server sees it. */
+  readonly remoteAddress: string;
+  /** Client port as the server sees it. */
+  readonly remotePort: number;
+  /** Session id (`0x...`), once the session is established. */
+  readonly sessionId?: string;
+  /** Negotiated session timeout in milliseconds, once established. */
+  readonly timeoutMs?: number;
+  /** Every `key=value` pair (queued, recved, sent, sid, lop, est, to, lcxid, ...). */
+  readonly stats: Readonly<Record<string, string>>;
+}
+
+/** Parses a `cons` reply, one {@link ConnectionInfo} per line. */
+export function parseCons(text: string): ConnectionInfo[] {
+  const connections: ConnectionInfo[] = [];
+  for (const line of text.split('\n')) {
+    const match = /^\s*\/?(.+):(\d+)\[\d+\]\((.*)\)\s*$/.exec(line);
+    if (!match) continue;
+    const [, remoteAddress = '', remotePort = '0', pairs = ''] = match;
+    const stats: Record<string, string> = {};
+    for (const pair of pairs.split(',')) {
+      const eq = pair.indexOf('=');
+      if (eq > 0) stats[pair.slice(0, eq)] = pair.slice(eq + 1);
+    }
+    connections.push({
+      remoteAddress,
+      remotePort: Number(remotePort),
+      ...(stats.sid !== undefined && { sessionId: stats.sid }),
+      ...(stats.to !== undefined && { timeoutMs: Number(stats.to) }),
+      stats,
+    });
+  }
+  return connections;
+}
+
+/** Asks `cons`: the server's client connections (the asking one included). */
+export async function cons(
+  host: string,
+  port: number,
+  options?: FourLetterWordOptions,
+): Promise<ConnectionInfo[]> {
+  return parseCons(await fourLetterWord(host, port, 'cons', options));
+}

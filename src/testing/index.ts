@@ -1,0 +1,63 @@
+/**
+ * zk-recipes/testing: real ZooKeeper servers and ensembles for tests (from the Debian jars),
+ * four-letter-word probes, a fault-injecting TCP proxy and a polling helper.
+ * @packageDocumentation
+ */
+export {
+  ClusterMember,
+  TestingCluster,
+  type ClusterMemberPlan,
+  type TestingClusterOptions,
+  type WaitForQuorumOptions,
+} from './cluster.js';
+export {
+  cons,
+  fourLetterWord,
+  mntr,
+  NOT_SERVING,
+  parseCons,
+  parseMntr,
+  parseSrvr,
+  parseWatches,
+  ruok,
+  srvr,
+  watchesByPath,
+  watchesBySession,
+  type ConnectionInfo,
+  type FourLetterWordOptions,
+  type MntrStats,
+  type ServerStatus,
+  type ZooKeeperMode,
+} from './four-letter.js';
+export {
+  DEFAULT_ZK_JARS_DIR,
+  locateZooKeeper,
+  REQUIRED_ZK_JARS,
+  ZOOKEEPER_INSTALL_COMMAND,
+  ZooKeeperNotInstalledError,
+  type ZooKeeperInstallation,
+} from './java.js';
+export { freePort, freePorts, LOOPBACK } from './ports.js';
+export {
+  ChaosProxy,
+  type ChaosMode,
+  type ChaosProxyBytes,
+  type ChaosProxyOptions,
+} from './proxy.js';
+export {
+  TestingServer,
+  type TestingServerOptions,
+  type ZooKeeperTestOptions,
+} from './server.js';
+export { waitFor, WaitTimeoutError, withTimeout, type WaitForOptions } from './wait.js';
+export {
+  TEST_JVM_ARGS,
+  ZooKeeperProcess,
+  ZooKeeperStartError,
+  type RestartOptions,
+  type ZooKeeperProcessInit,
+} from './zk-process.js';
+
+// Session expiry (expireSession) is exported here by the client layer's author:
+// it needs a ZooKeeper client, which only src/client may import.
+export { expireSession, type ExpireSessionOptions } from './expire-session.js';

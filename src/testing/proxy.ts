@@ -1,0 +1,268 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { freePort, LOOPBACK } from './ports.js';
+
+/** What a {@link ChaosProxy} does with traffic. */
+export type ChaosMode = 'pass' | 'latency' | 'blackhole';
+
+/** Options of {@link ChaosProxy.start}. */
+export interface ChaosProxyOptions {
+  /** Host to forward to (default 127.0.0.1). */
+  targetHost?: string;
+  /** Port to forward to. */
+  targetPort: number;
+  /** Port to listen on (default a free one). */
+  port?: number;
+}
+
+/** Bytes forwarded by a {@link ChaosProxy}, per direction. */
+export interface ChaosProxyBytes {
+  /** From clients to the target. */
+  readonly toTarget: number;
+  /** From the target to clients. */
+  readonly toClient: number;
+}
+
+/** One direction of one proxied connection: an ordered queue of chunks with due times. */
+class Lane {
+  readonly #queue: { chunk: Buffer; due: number }[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #ended = false;
+
+  constructor(
+    private readonly proxy: ChaosProxy,
+    private readonly from: Socket,
+    private readonly to: () => Socket | undefined,
+    private readonly count: (bytes: number) => void,
+    private readonly fail: () => void,
+  ) {
+    from.on('data', (chunk: Buffer) => {
+      // Due times never go backwards, so order holds even when the latency shrinks.
+      const last = this.#queue.at(-1)?.due ?? 0;
+      this.#queue.push({ chunk, due: Math.max(last, performance.now() + proxy.latencyMs) });
+      this.flush();
+    });
+    // A FIN travels like data: after what came before it, and not through a blackhole.
+    from.on('end', () => {
+      this.#ended = true;
+      this.flush();
+    });
+  }
+
+  /** Sends what is due, unless the proxy blackholes; schedules the rest. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const to = this.to();
+    if (to?.destroyed) return this.fail();
+    if (this.proxy.mode === 'blackhole' || to === undefined) {
+      // Hold the data (TCP would retransmit it once the partition heals) and stop reading.
+      this.from.pause();
+      return;
+    }
+    const now = performance.now();
+    let head = this.#queue[0];
+    while (head !== undefined && head.due <= now) {
+      this.#queue.shift();
+      this.count(head.chunk.length);
+      to.write(head.chunk);
+      head = this.#queue[0];
+    }
+    if (head !== undefined) {
+      this.#timer = setTimeout(() => this.flush(), head.due - now);
+    } else if (this.#ended) {
+      to.end();
+    } else {
+      this.from.resume();
+    }
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#queue.length = 0;
+  }
+}
+
+/** A client connection and its upstream connection. */
+class Link {
+  upstream: Socket | undefined;
+  readonly lanes: Lane[] = [];
+  #done = false;
+
+  constructor(
+    readonly client: Socket,
+    private readonly onDone: (link: Link) => void,
+  ) {
+    client.on('error', () => this.destroy());
+    client.on('close', () => this.#closed());
+  }
+
+  /** Connects to the target (deferred while blackholed: a partition lets no SYN through). */
+  open(proxy: ChaosProxy, host: string, port: number, counts: { toTarget: number; toClient: number }): void {
+    if (this.upstream || this.#done) return;
+    const upstream = connect({ host, port, allowHalfOpen: true, noDelay: true });
+    this.upstream = upstream;
+    upstream.on('error', () => this.destroy());
+    upstream.on('close', () => this.#closed());
+    upstream.on('connect', () => this.lanes.forEach((lane) => lane.flush()));
+    const fail = (): void => this.destroy();
+    this.lanes.push(
+      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail),
+      new Lane(proxy, upstream, () => this.client, (n) => (counts.toClient += n), fail),
+    );
+  }
+
+  /** Closes both sides at once. */
+  destroy(): void {
+    this.lanes.forEach((lane) => lane.stop());
+    this.client.destroy();
+    this.upstream?.destroy();
+    this.#finish();
+  }
+
+  #closed(): void {
+    if (this.client.destroyed && (this.upstream === undefined || this.upstream.destroyed)) this.#finish();
+    else if (this.client.destroyed && this.upstream?.connecting) this.destroy();
+  }
+
+  #finish(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.onDone(this);
+  }
+}
+
+/**
+ * A fault-injecting TCP proxy on 127.0.0.1 in front of one target (e.g. a ZooKeeper server).
+ * Point a client at `proxy.connectString`, then delay, drop, refuse or blackhole its traffic
+ * while the server itself stays healthy.
+ */
+export class ChaosProxy {
+  /** Listening port. */
+  readonly port: number;
+  /** Host traffic is forwarded to. */
+  readonly targetHost: string;
+  /** Port traffic is forwarded to. */
+  readonly targetPort: number;
+  /** Current mode; change it with pass(), latency(), blackhole(). */
+  mode: ChaosMode = 'pass';
+  /** Delay added to every chunk, in milliseconds (0 unless mode is 'latency'). */
+  latencyMs = 0;
+
+  readonly #server: Server;
+  readonly #links = new Set<Link>();
+  readonly #bytes = { toTarget: 0, toClient: 0 };
+  #rejecting = false;
+  #healTimer: NodeJS.Timeout | undefined;
+  #closing: Promise<void> | undefined;
+
+  private constructor(server: Server, port: number, targetHost: string, targetPort: number) {
+    this.#server = server;
+    this.port = port;
+    this.targetHost = targetHost;
+    this.targetPort = targetPort;
+    server.on('connection', (socket) => this.#accept(socket));
+  }
+
+  /** Starts a proxy in pass mode. */
+  static async start(options: ChaosProxyOptions): Promise<ChaosProxy> {
+    const server = createServer({ noDelay: true, allowHalfOpen: true });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      void (async () => server.listen({ host: LOOPBACK, port: options.port ?? (await freePort()) }, () => resolve()))().catch(reject);
+    });
+    // Why unref: a forgotten proxy must not keep the test process alive.
+    server.unref();
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
+    return new ChaosProxy(server, address.port, options.targetHost ?? LOOPBACK, options.targetPort);
+  }
+
+  /** `127.0.0.1:PORT` of the proxy, for a client. */
+  get connectString(): string {
+    return `${LOOPBACK}:${this.port}`;
+  }
+
+  /** Number of open client connections. */
+  get connections(): number {
+    return this.#links.size;
+  }
+
+  /** Bytes forwarded so far. */
+  get bytes(): ChaosProxyBytes {
+    return { ...this.#bytes };
+  }
+
+  /** Forwards traffic untouched (and releases what a blackhole or latency held). */
+  pass(): void {
+    this.#set('pass', 0);
+  }
+
+  /** Delays every chunk by `ms` in both directions, keeping order. */
+  latency(ms: number): void {
+    if (!(ms >= 0)) throw new RangeError(`latency must be >= 0 ms, got ${ms}`);
+    this.#set('latency', ms);
+  }
+
+  /**
+   * Forwards nothing in either direction, on open and new connections, without closing
+   * anything (no FIN, no RST): a network partition. Held data flows once back to pass.
+   */
+  blackhole(): void {
+    this.#set('blackhole', 0);
+  }
+
+  /** Blackholes for `ms`, then goes back to pass. */
+  blackholeFor(ms: number): void {
+    this.blackhole();
+    this.#healTimer = setTimeout(() => this.pass(), ms);
+    this.#healTimer.unref();
+  }
+
+  /** Destroys every open connection now; new connections are still accepted. */
+  dropAll(): void {
+    for (const link of [...this.#links]) link.destroy();
+  }
+
+  /** While on, accepts new connections and resets them at once (connection refused, roughly). */
+  reject(on: boolean): void {
+    this.#rejecting = on;
+  }
+
+  /** Closes the listener and every connection. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= new Promise<void>((resolve) => {
+      clearTimeout(this.#healTimer);
+      this.#server.close(() => resolve());
+      this.dropAll();
+    });
+    return this.#closing;
+  }
+
+  /** Same as {@link ChaosProxy.close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #set(mode: ChaosMode, latencyMs: number): void {
+    clearTimeout(this.#healTimer);
+    this.#healTimer = undefined;
+    this.mode = mode;
+    this.latencyMs = latencyMs;
+    for (const link of this.#links) {
+      if (mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes);
+      link.lanes.forEach((lane) => lane.flush());
+    }
+  }
+
+  #accept(socket: Socket): void {
+    if (this.#rejecting || this.#closing) {
+      socket.on('error', () => {});
+      socket.resetAndDestroy();
+      return;
+    }
+    const link = new Link(socket, (l) => this.#links.delete(l));
+    this.#links.add(link);
+    if (this.mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes);
+    else socket.pause();
+  }
+}

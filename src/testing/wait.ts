@@ -1,0 +1,86 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
+/** Error thrown by {@link waitFor} and {@link withTimeout} when the deadline passes. */
+export class WaitTimeoutError extends Error {
+  /** Stable error code. */
+  readonly code = 'WAIT_TIMEOUT';
+
+  /** Builds the error; `cause` is the predicate's last error, if any. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'WaitTimeoutError';
+  }
+}
+
+/** Options of {@link waitFor}. */
+export interface WaitForOptions {
+  /** Deadline in milliseconds (default 10000). */
+  timeoutMs?: number;
+  /** Pause between two evaluations of the predicate, in milliseconds (default 25). */
+  intervalMs?: number;
+  /** What is awaited, for the timeout message. */
+  message?: string;
+  /** Stops waiting early, rejecting with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Polls `predicate` until it returns a truthy value, and resolves to that value.
+ * A predicate that throws counts as "not yet"; its last error becomes the timeout's cause.
+ * @throws WaitTimeoutError when `timeoutMs` passes first.
+ */
+export async function waitFor<T>(
+  predicate: () => T | Promise<T>,
+  options: WaitForOptions = {},
+): Promise<NonNullable<T>> {
+  const { timeoutMs = 10_000, intervalMs = 25, message = 'condition', signal } = options;
+  const deadline = performance.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    signal?.throwIfAborted();
+    try {
+      const value = await predicate();
+      if (value) return value as NonNullable<T>;
+      lastError = undefined;
+    } catch (error) {
+      lastError = error;
+    }
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      const why = lastError instanceof Error ? `: last error: ${lastError.message}` : '';
+      throw new WaitTimeoutError(
+        `timed out after ${timeoutMs} ms waiting for ${message}${why}`,
+        lastError === undefined ? undefined : { cause: lastError },
+      );
+    }
+    try {
+      await delay(Math.min(intervalMs, left), undefined, signal ? { signal } : undefined);
+    } catch (error) {
+      signal?.throwIfAborted(); // the caller's reason, not a generic AbortError
+      throw error;
+    }
+  }
+}
+
+/**
+ * Resolves like `promise`, or rejects with {@link WaitTimeoutError} after `timeoutMs`.
+ * The timer is cleared once the promise settles.
+ */
+export async function withTimeout<T>(
+  promise: Promise<T>,
+  timeoutMs: number,
+  message = 'operation',
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new WaitTimeoutError(`timed out after ${timeoutMs} ms waiting for ${message}`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Shared helpers of the integration tests: unique base paths, sessions closed at the end of a
+ * file, and waiting for connection states with deadlines.
+ */
+import { randomBytes } from 'node:crypto';
+import { ZkSession, type SessionOptions } from '../src/client/index.js';
+import type { ConnectionState } from '../src/client/types.js';
+import { withTimeout } from '../src/testing/index.js';
+
+/** A fresh, unique base path for one test. */
+export function uniquePath(name: string): string {
+  return `/test/${name.replace(/[^a-zA-Z0-9_-]/g, '_')}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Opens sessions and closes all of them at once at the end of a test file. */
+export class SessionPool {
+  private readonly sessions = new Set<ZkSession>();
+
+  /** Connects a session (default timeout 4 s, quick reconnects) and tracks it. */
+  async connect(connectString: string, options: SessionOptions = {}): Promise<ZkSession> {
+    const s = await ZkSession.connect(connectString, { sessionTimeoutMs: 4000, spinDelayMs: 50, ...options });
+    this.sessions.add(s);
+    return s;
+  }
+
+  /** Closes every tracked session. */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions].map((s) => s.close()));
+    this.sessions.clear();
+  }
+}
+
+/** Resolves when `session` next enters `state`; rejects after `timeoutMs`. */
+export function nextState(session: ZkSession, state: ConnectionState, timeoutMs: number): Promise<void> {
+  let listener: ((s: ConnectionState) => void) | undefined;
+  const reached = new Promise<void>((resolve) => {
+    listener = (s) => {
+      if (s === state) resolve();
+    };
+    session.on('state', listener);
+  });
+  return withTimeout(reached, timeoutMs, `state ${state}`).finally(() => {
+    if (listener) session.off('state', listener);
+  });
+}
+
+/** Records every state a session goes through. */
+export function recordStates(session: ZkSession): ConnectionState[] {
+  const seen: ConnectionState[] = [];
+  session.on('state', (s) => seen.push(s));
+  return seen;
+}
