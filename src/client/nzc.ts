@@ -113,7 +113,7 @@ interface NzcModule {
 interface JuteModule {
   OP_CODES: Record<string, number>;
   Request: new (header: unknown, payload: unknown) => RawRequest;
-  protocol: { RequestHeader: new () => { type: number; xid: number } };
+  protocol: { RequestHeader: new () => { type: number; xid: number }; CreateRequest: new () => object };
 }
 
 const require = createRequire(import.meta.url);
@@ -169,7 +169,10 @@ function assertInternals(): void {
     typeof cm.watcherManager.existenceWatchers === 'object' &&
     typeof probe.transaction().ops === 'object' &&
     typeof jute.OP_CODES.MULTI === 'number' &&
-    typeof jute.Request === 'function';
+    typeof jute.Request === 'function' &&
+    typeof jute.protocol.CreateRequest === 'function' &&
+    jute.OP_CODES.GET_DATA === 4 &&
+    jute.OP_CODES.DELETE === 2;
   if (!ok) {
     throw new Error(
       'zk-recipes: node-zookeeper-client internals changed; zk-recipes needs node-zookeeper-client@1.1.3 exactly',
@@ -271,25 +274,62 @@ class RemoveWatchesPayload {
 }
 
 /**
- * Removes this session's server-side watches of `kind` on `path` (ZooKeeper 3.5+). A reply of
- * NO_WATCHER (-121) means the watch already fired or was never set.
+ * Sends a request with an opcode the client does not know. Its reply handler only accepts
+ * opcodes it knows (and destroys the socket on others), so the header reports `wireType`
+ * while being serialized and `parseAs` afterwards, when the reply is matched to it: `parseAs`
+ * must be an opcode whose reply body has the same wire format.
  */
-export function removeWatches(client: RawClient, path: string, kind: RawWatchKind, cb: (err: RawError | null) => void): void {
+function sendAs(client: RawClient, wireType: number, parseAs: number, payload: unknown, cb: (err: RawError | null, response?: { payload: unknown }) => void): void {
   const header = new jute.protocol.RequestHeader();
   let sent = false;
   Object.defineProperty(header, 'type', {
-    get: () => (sent ? jute.OP_CODES.DELETE : 18),
+    get: () => (sent ? parseAs : wireType),
     set: () => undefined,
     enumerable: true,
   });
-  const request = new jute.Request(header, new RemoveWatchesPayload(path, kind === 'child' ? 1 : 2));
+  const request = new jute.Request(header, payload);
   const toBuffer = request.toBuffer.bind(request);
   request.toBuffer = () => {
     const buffer = toBuffer();
     sent = true;
     return buffer;
   };
-  client.connectionManager.queue(request, cb);
+  client.connectionManager.queue(request, cb as (err: RawError | null) => void);
+}
+
+/**
+ * Removes this session's server-side watches of `kind` on `path` (ZooKeeper 3.5+). A reply of
+ * NO_WATCHER (-121) means the watch already fired or was never set.
+ */
+export function removeWatches(client: RawClient, path: string, kind: RawWatchKind, cb: (err: RawError | null) => void): void {
+  // removeWatches (18) has an empty reply body, like delete.
+  sendAs(client, 18, jute.OP_CODES.DELETE ?? 2, new RemoveWatchesPayload(path, kind === 'child' ? 1 : 2), (err) => cb(err));
+}
+
+/**
+ * create2 (opcode 15): a create whose reply also carries the new node's Stat, so the creator
+ * learns its czxid without another round trip. The reply (path as a length-prefixed string,
+ * then a Stat) has the wire format of a getData reply (length-prefixed bytes, then a Stat).
+ */
+export function create2(
+  client: RawClient,
+  path: string,
+  data: Buffer | undefined,
+  acls: RawAclObject[],
+  mode: number,
+  cb: (err: RawError | null, path?: string, stat?: RawStat) => void,
+): void {
+  const payload = new jute.protocol.CreateRequest();
+  Object.assign(payload, { path, data, acl: acls.map((a) => a.toRecord()), flags: mode });
+  sendAs(client, 15, jute.OP_CODES.GET_DATA ?? 4, payload, (err, response) => {
+    if (err) return cb(err);
+    const reply = response?.payload as { data: Buffer; stat: RawStat };
+    let created = reply.data.toString('utf8');
+    // The reply carries the server-side path, chroot included.
+    const chroot = client.connectionManager.chrootPath;
+    if (chroot && created.startsWith(chroot)) created = created.slice(chroot.length) || '/';
+    cb(null, created, reply.stat);
+  });
 }
 
 /** Drops the client-side record of a watcher so it is not re-sent in SetWatches on reconnect. */

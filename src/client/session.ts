@@ -16,7 +16,7 @@ import {
 import { deferred, delay, raceAbort } from '../util/abort.js';
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { Generation } from './generation.js';
-import { MULTI_RESULT_TYPES, rawMulti, toRawAcls, type RawError, type RawStat } from './nzc.js';
+import { create2, MULTI_RESULT_TYPES, rawMulti, toRawAcls, type RawError, type RawStat } from './nzc.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { AuthInfo, ChildrenResult, ConnectionState, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
@@ -431,12 +431,31 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    */
   create(path: string, options: CreateOptions = {}): Promise<string> {
     return this.guard(() => {
-      validatePath(path);
-      const data = toBuffer(options.data, this.maxDataBytes, path);
-      const mode = options.mode ?? 'PERSISTENT';
-      if (!(mode in CREATE_MODE_FLAGS)) throw new InvalidArgumentError(`mode must be one of ${Object.keys(CREATE_MODE_FLAGS).join(', ')}, got ${describe(mode)}`);
-      const acls = toRawAcls(checkAcl(options.acl));
-      return this.call<string>('create', path, (g, done) => g.raw.create(path, data, acls, CREATE_MODE_FLAGS[mode], done));
+      const { data, acls, flags } = this.prepareCreate(path, options);
+      return this.call<string>('create', path, (g, done) => g.raw.create(path, data, acls, flags, done));
+    });
+  }
+
+  private prepareCreate(path: string, options: CreateOptions): { data: Buffer | undefined; acls: ReturnType<typeof toRawAcls>; flags: number } {
+    validatePath(path);
+    const data = toBuffer(options.data, this.maxDataBytes, path);
+    const mode = options.mode ?? 'PERSISTENT';
+    if (!(mode in CREATE_MODE_FLAGS)) throw new InvalidArgumentError(`mode must be one of ${Object.keys(CREATE_MODE_FLAGS).join(', ')}, got ${describe(mode)}`);
+    return { data, acls: toRawAcls(checkAcl(options.acl)), flags: CREATE_MODE_FLAGS[mode] };
+  }
+
+  /**
+   * Like {@link create}, and also resolves to the new node's {@link Stat} (ZooKeeper's create2),
+   * in the same round trip. Not retried on connection loss.
+   */
+  createWithStat(path: string, options: CreateOptions = {}): Promise<{ path: string; stat: Stat }> {
+    return this.guard(() => {
+      const { data, acls, flags } = this.prepareCreate(path, options);
+      return this.call<{ path: string; stat: Stat }>('create', path, (g, done) =>
+        create2(g.raw, path, data, acls, flags, (err, created, stat) =>
+          done(err, err || !created || !stat ? undefined : { path: created, stat: toStat(stat) }),
+        ),
+      );
     });
   }
 

@@ -346,3 +346,23 @@ describe('bad input is rejected before anything is sent', () => {
     assert.match((err as Error).message, /could not connect to 127\.0\.0\.1:1 within 300 ms/);
   });
 });
+
+describe('createWithStat (create2)', () => {
+  test('returns the path and the new node Stat in one request, chroot stripped', async () => {
+    const base = uniquePath('create2');
+    await s.mkdirp(base);
+    const before = s.counters;
+    const { path, stat } = await s.createWithStat(`${base}/n-`, { mode: 'EPHEMERAL_SEQUENTIAL', data: 'abc' });
+    assert.equal(s.counters.create - before.create, 1);
+    assert.match(path, /\/n-\d{10}$/);
+    assert.equal(stat.ephemeralOwner, s.sessionId);
+    assert.equal(stat.dataLength, 3);
+    assert.equal(stat.czxid, (await s.exists(path))?.czxid);
+    const chrooted = await pool.connect(`${server.connectString}${base}`);
+    const inside = await chrooted.createWithStat('/c', { data: 'x' });
+    assert.equal(inside.path, '/c');
+    assert.equal(inside.stat.czxid, (await s.exists(`${base}/c`))?.czxid);
+    await assert.rejects(s.createWithStat(`${base}/n-`.replace('/n-', '/missing/n-')), NoNodeError);
+    await s.deleteRecursive(base);
+  });
+});
