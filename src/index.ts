@@ -10,3 +10,6 @@
  */
 export * from './errors.js';
 export * from './client/index.js';
+export * from './driver/index.js';
+export * from './mutex/index.js';
+export * from './semaphore/index.js';

@@ -220,6 +220,11 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     return this.gen.controller.signal;
   }
 
+  /** Whether a new session is started after `LOST` (the `renewOnLoss` option). */
+  get renewsOnLoss(): boolean {
+    return this.renewOnLoss;
+  }
+
   /** Whether `close()` was called. */
   get closed(): boolean {
     return this.closing !== undefined;

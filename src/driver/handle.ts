@@ -1,0 +1,136 @@
+/**
+ * {@link LockHandle}: what every lock-like recipe hands out when it grants.
+ *
+ * @module
+ */
+import type { ZkSession } from '../client/session.js';
+import type { Op, OpResult, WatchEvent } from '../client/types.js';
+import { LockLostError, NoNodeError, NotHeldError } from '../errors.js';
+import type { HeldNodes } from './lock-driver.js';
+
+/** What a handle calls back into its recipe. @internal */
+export interface HandleHooks {
+  /** Deletes the nodes (through connection loss) and does the recipe's bookkeeping. */
+  release(handle: LockHandle): Promise<void>;
+  /** Reports a loss (event). */
+  lost(handle: LockHandle, reason: LockLostError): void;
+}
+
+/**
+ * A held lock, lease or leadership. Release it exactly once: `release()`, `await using`, or
+ * `runExclusive`.
+ *
+ * - `signal` aborts with a {@link LockLostError} when the lock is lost: the session is `LOST`
+ *   (expired, or unreachable for the whole session timeout), or our node was deleted by someone
+ *   (noticed when the recipe watches its own node, the default). It does not abort on release.
+ * - `fencingToken` is our node's czxid: unique across the ensemble and increasing in grant order
+ *   on one lock path. Pass it to the resource you protect and have it reject smaller tokens.
+ */
+export class LockHandle implements AsyncDisposable {
+  /** Full path of our lock node (the first one, for a multi-lease grant). */
+  readonly path: string;
+  /** Full paths of all our nodes (several for a multi-lease semaphore grant). */
+  readonly paths: readonly string[];
+  /** Our node's czxid: unique, and increasing in grant order on one lock path. */
+  readonly fencingToken: bigint;
+  /** Session id the lock belongs to. */
+  readonly sessionId: bigint;
+  private readonly controller = new AbortController();
+  private releasing: Promise<void> | undefined;
+  private readonly onSessionEnd: () => void;
+
+  /** @internal Created by recipes when the driver grants. */
+  constructor(
+    private readonly session: ZkSession,
+    private readonly held: HeldNodes,
+    private readonly hooks: HandleHooks,
+  ) {
+    this.paths = held.paths;
+    this.path = held.paths[0] as string;
+    this.fencingToken = held.czxid;
+    this.sessionId = held.sessionId;
+    this.onSessionEnd = () => this.lose(`the session 0x${held.sessionId.toString(16)} ended`, held.sessionSignal.reason);
+    if (held.sessionSignal.aborted) queueMicrotask(this.onSessionEnd);
+    else held.sessionSignal.addEventListener('abort', this.onSessionEnd, { once: true });
+    if (held.ownWatch) this.followOwnNode(held.ownWatch);
+  }
+
+  /** Aborts with a {@link LockLostError} when the lock is lost. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** True until released or lost. */
+  get isHeld(): boolean {
+    return this.releasing === undefined && !this.controller.signal.aborted;
+  }
+
+  private followOwnNode(changed: Promise<WatchEvent>): void {
+    changed.then(
+      (event) => {
+        if (this.releasing || this.controller.signal.aborted) return;
+        if (event.type === 'NODE_DELETED') return this.lose(`our node ${this.path} was deleted by someone else`);
+        // Data changed under us: keep watching.
+        this.session
+          .getDataWatch(this.path, { signal: this.held.ownWatchAbort?.signal })
+          .then((w) => this.followOwnNode(w.changed))
+          .catch((err: unknown) => {
+            if (err instanceof NoNodeError) this.lose(`our node ${this.path} was deleted by someone else`);
+          });
+      },
+      () => undefined, // aborted on release, or the session ended (handled by the session signal)
+    );
+  }
+
+  private lose(why: string, cause?: unknown): void {
+    if (this.releasing || this.controller.signal.aborted) return;
+    const reason = new LockLostError(`lock ${this.path} lost: ${why}`, { path: this.path, cause });
+    this.controller.abort(reason);
+    this.hooks.lost(this, reason);
+  }
+
+  /**
+   * Releases the lock: deletes our node(s), retrying through connection loss. Rejects with
+   * {@link NotHeldError} when the handle was already released, or when the lock had been lost
+   * (after making sure nothing of ours is left).
+   */
+  release(): Promise<void> {
+    if (this.releasing) return Promise.reject(new NotHeldError(`lock ${this.path} was already released`, { path: this.path }));
+    const lost = this.controller.signal.aborted ? (this.controller.signal.reason as LockLostError) : undefined;
+    this.releasing = (async () => {
+      this.held.sessionSignal.removeEventListener('abort', this.onSessionEnd);
+      await this.hooks.release(this);
+    })();
+    if (!lost) return this.releasing;
+    return this.releasing.then(() => {
+      throw new NotHeldError(`lock ${this.path} was lost before release: ${lost.message}`, { path: this.path, cause: lost });
+    });
+  }
+
+  /**
+   * Runs `ops` as one ZooKeeper transaction that also checks our lock node still exists, so the
+   * writes commit only while the lock is held (etcd's `IsOwner`). Rejects with
+   * {@link LockLostError} when it does not. Results exclude the check.
+   */
+  async multi(ops: readonly Op[]): Promise<OpResult[]> {
+    if (!this.isHeld) throw new NotHeldError(`lock ${this.path} is not held`, { path: this.path });
+    try {
+      const results = await this.session.multi([{ type: 'check', path: this.path }, ...ops]);
+      return results.slice(1);
+    } catch (err) {
+      if (err instanceof NoNodeError && err.opIndex === 0) {
+        this.lose(`our node ${this.path} is gone`, err);
+        throw this.controller.signal.reason;
+      }
+      throw err;
+    }
+  }
+
+  /** Releases unless already released; for `await using`. A lost lock is not an error here. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.releasing) return this.releasing;
+    await this.release().catch((err: unknown) => {
+      if (!(err instanceof NotHeldError)) throw err;
+    });
+  }
+}

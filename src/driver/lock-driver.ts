@@ -1,0 +1,367 @@
+/**
+ * The lock driver: the one place that knows sequential-node mechanics. Every recipe acquires
+ * through it with its own lock name and predicate.
+ *
+ * @module
+ */
+import type { ZkSession } from '../client/session.js';
+import type { Stat, WatchEvent } from '../client/types.js';
+import { joinPath } from '../client/validate.js';
+import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { protectedPrefix, sortChildren, type QueueNode } from './names.js';
+import type { Predicate } from './predicates.js';
+
+/** What a recipe tells the driver about its nodes. */
+export interface LockSpec {
+  /** Lock name of the nodes we create, e.g. `lock-`. */
+  readonly lockName: string;
+  /** Every lock name that takes part in ordering in the directory (ours included). */
+  readonly kinds: readonly string[];
+  /** Decides whether we hold, or what to wait on. */
+  readonly predicate: Predicate;
+  /**
+   * Whether nodes can appear ahead of a waiting node (a read-write lock downgrade inserts one).
+   * Then a wake-up that would grant re-lists the directory first instead of trusting the
+   * snapshot.
+   */
+  readonly insertions?: boolean;
+  /** Data for the directory node when the driver has to create it. */
+  readonly dirData?: Buffer;
+}
+
+/** One acquisition request. */
+export interface AcquireRequest {
+  /** 0: decide once, never wait. Undefined: wait without a time limit. */
+  readonly timeoutMs?: number;
+  /** Aborting gives up (cleanly) and rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
+  /** How many adjacent nodes (leases) to take at once. Default 1. */
+  readonly count?: number;
+  /** Node data: the participant id. */
+  readonly data: Buffer;
+  /** Also watch our own node, so its deletion by anyone is noticed (one more read). */
+  readonly watchOwnNode: boolean;
+  /** Called with the directory's Stat whenever it is listed (semaphores check its data). */
+  readonly onListing?: (dirStat: Stat) => Promise<void> | void;
+}
+
+/** Nodes we hold, and the session they belong to. */
+export interface HeldNodes {
+  /** Full paths of our nodes, in queue order. */
+  readonly paths: readonly string[];
+  /** czxid of our node(s): the fencing token. */
+  readonly czxid: bigint;
+  /** Session id the nodes belong to. */
+  readonly sessionId: bigint;
+  /** Aborts when that session ends. */
+  readonly sessionSignal: AbortSignal;
+  /** Settles when our own node changes or is deleted (when watched). */
+  readonly ownWatch: Promise<WatchEvent> | undefined;
+  /** Aborts the own-node watch. */
+  readonly ownWatchAbort: AbortController | undefined;
+}
+
+interface Entered {
+  names: string[];
+  czxid: bigint;
+  listing: Promise<{ children: string[]; stat: Stat }>;
+}
+
+/** Our node vanished while we waited (deleted by someone, or the session went): start over. */
+class Restart extends Error {}
+
+const noop = (): void => undefined;
+
+/**
+ * Acquires and releases lock nodes in one directory. Stateless between calls: everything about
+ * one acquisition lives in that call.
+ */
+export class LockDriver {
+  constructor(
+    private readonly session: ZkSession,
+    /** The lock directory. */
+    readonly dir: string,
+    private readonly spec: LockSpec,
+  ) {}
+
+  /**
+   * Enters the queue and waits for the predicate to grant. Resolves to the held nodes, or null
+   * when `timeoutMs` ran out (or was 0 and we do not hold at once). On timeout, abort or error
+   * our nodes are deleted before this settles; nothing is left behind.
+   */
+  async acquire(req: AcquireRequest): Promise<HeldNodes | null> {
+    const timeout = req.timeoutMs !== undefined && req.timeoutMs > 0 ? AbortSignal.timeout(req.timeoutMs) : undefined;
+    const signals = [req.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
+    const giveUp = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const prefix = protectedPrefix();
+    for (;;) {
+      giveUp?.throwIfAborted();
+      const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
+        if (timeout?.aborted && !req.signal?.aborted) return null;
+        if (err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed)) return undefined;
+        throw err;
+      });
+      if (held !== undefined) return held;
+      // The session was lost (or our node deleted) mid-way: start over in the current session.
+      await this.session.waitConnected({ signal: giveUp }).catch((err: unknown) => {
+        if (timeout?.aborted && !req.signal?.aborted) return;
+        throw err;
+      });
+      if (timeout?.aborted && !req.signal?.aborted) return null;
+    }
+  }
+
+  private async attempt(req: AcquireRequest, prefix: string, giveUp: AbortSignal | undefined): Promise<HeldNodes | null> {
+    const sessionSignal = this.session.signal;
+    const sessionId = this.session.sessionId;
+    const count = req.count ?? 1;
+    const entered = await this.enter(req, prefix, count, giveUp);
+    const paths = entered.names.map((n) => joinPath(this.dir, n));
+    const own = req.watchOwnNode ? new AbortController() : undefined;
+    // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
+    // try-once acquisition sets it only if it holds.
+    let ownWatch = own && req.timeoutMs !== 0 ? this.watchOwn(paths[0] as string, own.signal) : undefined;
+    ownWatch?.catch(noop);
+    try {
+      const granted = await this.waitForTurn(entered, count, req, giveUp, ownWatch);
+      if (!granted) {
+        await this.remove(paths);
+        return null;
+      }
+      if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
+      const watched = ownWatch ? (await ownWatch).changed : undefined;
+      return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own };
+    } catch (err) {
+      // Delete first: the deletion fires our own watch, so no watch removal is needed.
+      await this.remove(paths);
+      own?.abort(err);
+      throw err;
+    }
+  }
+
+  // Wrapped in an object: a promise resolved with a promise would wait for the watch to fire.
+  private async watchOwn(path: string, signal: AbortSignal): Promise<{ changed: Promise<WatchEvent> }> {
+    try {
+      const w = await this.session.getDataWatch(path, { signal });
+      w.changed.catch(noop);
+      return { changed: w.changed };
+    } catch (err) {
+      if (err instanceof NoNodeError) throw new Restart(`our node ${path} was deleted`);
+      throw err;
+    }
+  }
+
+  /**
+   * Creates our node(s) with a protected name, and sends the listing right behind the create
+   * (a session's requests are processed in order, so it sees our node).
+   */
+  private async enter(req: AcquireRequest, prefix: string, count: number, giveUp: AbortSignal | undefined): Promise<Entered> {
+    const base = joinPath(this.dir, prefix + this.spec.lockName);
+    for (;;) {
+      const created =
+        count === 1
+          ? this.session.createWithStat(base, { mode: 'EPHEMERAL_SEQUENTIAL', data: req.data }).then((r) => ({ paths: [r.path], czxid: r.stat.czxid as bigint | undefined }))
+          : this.session
+              .multi(Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data: req.data })))
+              .then((rs) => ({ paths: rs.map((r) => (r.type === 'create' ? r.path : '')), czxid: undefined as bigint | undefined }));
+      const listing = this.session.getChildren(this.dir);
+      listing.catch(noop);
+      try {
+        const { paths, czxid } = await created;
+        const names = paths.map((p) => p.slice(this.dir.length + 1));
+        // One multi is one transaction: all its nodes share one czxid.
+        return { names, czxid: czxid ?? (await this.statOf(paths[0] as string)).czxid, listing };
+      } catch (err) {
+        if (err instanceof NoNodeError) {
+          await this.session.mkdirp(this.dir, { data: this.spec.dirData });
+          continue;
+        }
+        if (!(err instanceof ConnectionLossError)) throw err;
+        // The create may have been applied: adopt our node by its uuid rather than create a
+        // second one (never two nodes for one attempt, never an orphan). Look even if we are
+        // giving up, so that a node that did get created is deleted.
+        await this.session.waitConnected();
+        const found = await this.findOurs(prefix, count);
+        if (giveUp?.aborted) {
+          if (found) await this.remove(found.names.map((n) => joinPath(this.dir, n)));
+          giveUp.throwIfAborted();
+        }
+        if (found) return found;
+      }
+    }
+  }
+
+  private async statOf(path: string): Promise<Stat> {
+    const stat = await this.session.exists(path);
+    if (!stat) throw new Restart(`our node ${path} vanished`);
+    return stat;
+  }
+
+  private async findOurs(prefix: string, count: number): Promise<Entered | undefined> {
+    const listing = await this.session.getChildren(this.dir).catch((err: unknown) => {
+      if (err instanceof NoNodeError) return { children: [] as string[], stat: undefined };
+      throw err;
+    });
+    const names = listing.children.filter((c) => c.startsWith(prefix)).sort();
+    if (names.length === 0) return undefined;
+    const first = names[0] as string;
+    const stat = await this.session.exists(joinPath(this.dir, first));
+    // A node of an earlier, expired session is not ours: it vanishes with that session.
+    if (!stat || stat.ephemeralOwner !== this.session.sessionId || names.length !== count) return undefined;
+    return { names, czxid: stat.czxid, listing: this.session.getChildren(this.dir) };
+  }
+
+  /**
+   * Steps 2-5 of DESIGN.md: evaluate the predicate on the sorted listing; wait on what it names
+   * with getData watches; on a deletion re-evaluate on the snapshot minus that node (nodes only
+   * ever leave the part of the queue ahead of ours, so the predicate's monotonicity makes this
+   * safe without another listing, e.g. a mutex handoff costs one notification and no read).
+   */
+  private async waitForTurn(
+    entered: Entered,
+    count: number,
+    req: AcquireRequest,
+    giveUp: AbortSignal | undefined,
+    ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
+  ): Promise<boolean> {
+    const ours = entered.names[0] as string;
+    let listing = await entered.listing;
+    await req.onListing?.(listing.stat);
+    let queue = sortChildren(listing.children, this.spec.kinds);
+    let trusted = true; // false: the snapshot was reduced by deletions we were told of
+    const watches = new Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>();
+    const dropWatch = (name: string): void => {
+      watches.get(name)?.abort.abort();
+      watches.delete(name);
+    };
+    try {
+      for (;;) {
+        const index = queue.findIndex((n) => n.name === ours);
+        if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
+        const decision = this.spec.predicate(queue, index, count);
+        if (decision.hold) {
+          if (trusted || !this.spec.insertions) return true;
+          listing = await this.session.getChildren(this.dir);
+          queue = sortChildren(listing.children, this.spec.kinds);
+          trusted = true;
+          continue;
+        }
+        if (req.timeoutMs === 0) return false;
+        for (const name of watches.keys()) if (!decision.waitOn.includes(name)) dropWatch(name);
+        const missing = await this.watchAll(decision.waitOn, watches);
+        if (missing.length > 0) {
+          queue = without(queue, missing);
+          trusted = false;
+          continue;
+        }
+        const event = await this.nextEvent(watches, giveUp, ownWatch);
+        if (event === undefined) return false;
+        watches.delete(event.name);
+        if (event.type === 'NODE_DELETED') {
+          queue = without(queue, [event.name]);
+          trusted = false;
+        }
+      }
+    } finally {
+      for (const name of [...watches.keys()]) dropWatch(name);
+    }
+  }
+
+  /** Sets a getData watch on each name not yet watched (pipelined). Returns the names already gone. */
+  private async watchAll(names: readonly string[], watches: Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>): Promise<string[]> {
+    const gone: string[] = [];
+    await Promise.all(
+      names
+        .filter((name) => !watches.has(name))
+        .map(async (name) => {
+          const abort = new AbortController();
+          try {
+            const w = await this.session.getDataWatch(joinPath(this.dir, name), { signal: abort.signal });
+            w.changed.catch(noop);
+            watches.set(name, { abort, changed: w.changed });
+          } catch (err) {
+            // Gone already: no watch was left on the server (getData, not exists).
+            if (err instanceof NoNodeError) gone.push(name);
+            else throw err;
+          }
+        }),
+    );
+    return gone;
+  }
+
+  /** The next watch event, or undefined when `giveUp` aborts because of the timeout. */
+  private nextEvent(
+    watches: Map<string, { changed: Promise<WatchEvent> }>,
+    giveUp: AbortSignal | undefined,
+    ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
+  ): Promise<{ name: string; type: WatchEvent['type'] } | undefined> {
+    return new Promise((resolve, reject) => {
+      const cleanup = (): void => giveUp?.removeEventListener('abort', onAbort);
+      const onAbort = (): void => {
+        cleanup();
+        reject(giveUp?.reason);
+      };
+      if (giveUp?.aborted) return onAbort();
+      giveUp?.addEventListener('abort', onAbort, { once: true });
+      for (const [name, w] of watches) {
+        w.changed.then(
+          (e) => {
+            cleanup();
+            resolve({ name, type: e.type });
+          },
+          (err: unknown) => {
+            cleanup();
+            reject(err);
+          },
+        );
+      }
+      ownWatch
+        ?.then((w) => w.changed)
+        .then(
+          () => {
+            cleanup();
+            reject(new Restart('our node changed or was deleted while waiting'));
+          },
+          (err: unknown) => {
+            cleanup();
+            reject(err);
+          },
+        );
+    });
+  }
+
+  /**
+   * Deletes our nodes, retrying through connection loss until they are gone or the session is
+   * (its ephemerals go with it). Local state may be dropped only after this.
+   */
+  async remove(paths: readonly string[]): Promise<void> {
+    for (const path of paths) {
+      for (;;) {
+        try {
+          await this.session.delete(path);
+          break;
+        } catch (err) {
+          if (err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) break;
+          if (!(err instanceof ConnectionLossError)) throw err;
+          // Bounded: waitConnected ends with LOST (SessionExpired above) or CLOSED at the latest.
+          await this.session.waitConnected().catch(noop);
+          if (this.session.closed) break;
+        }
+      }
+    }
+  }
+
+  /** Lists the queue, sorted (for participants()). */
+  async queue(): Promise<QueueNode[]> {
+    try {
+      return sortChildren((await this.session.getChildren(this.dir)).children, this.spec.kinds);
+    } catch (err) {
+      if (err instanceof NoNodeError) return [];
+      throw err;
+    }
+  }
+}
+
+function without(queue: readonly QueueNode[], names: readonly string[]): QueueNode[] {
+  return queue.filter((n) => !names.includes(n.name));
+}

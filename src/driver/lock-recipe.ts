@@ -1,0 +1,241 @@
+/**
+ * {@link LockRecipe}: the acquire / tryAcquire / runExclusive / participants / close shape shared
+ * by every lock-like recipe. Subclasses only choose the lock name and predicate.
+ *
+ * @module
+ */
+import { hostname } from 'node:os';
+import { Mutex as AsyncMutex } from 'async-mutex';
+import { EventEmitter } from 'eventemitter3';
+import type { ZkSession } from '../client/session.js';
+import type { ConnectionState, Stat } from '../client/types.js';
+import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
+import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError } from '../errors.js';
+import { LockHandle } from './handle.js';
+import { LockDriver, type LockSpec } from './lock-driver.js';
+import type { QueueNode } from './names.js';
+import { ParentReaper } from './reaper.js';
+
+/** Options shared by every lock-like recipe. */
+export interface LockOptions {
+  /** Stored as our nodes' data and shown by `participants()`. Default `hostname:pid`. */
+  participantId?: string;
+  /**
+   * Also watch our own node while waiting and holding, so that its deletion by anyone aborts
+   * the handle's signal. Costs one read and one watch notification per acquisition. Default true.
+   */
+  watchOwnNode?: boolean;
+  /**
+   * Delete the lock's directory once it has stayed empty this long after a release, ms
+   * (node-zookeeper-client cannot create container nodes). Default 10000; `Infinity` keeps it.
+   */
+  reapParentAfterMs?: number;
+}
+
+/** Options of a blocking acquisition. */
+export interface AcquireOptions {
+  /** Give up after this many ms with {@link LockTimeoutError}. Default: wait without limit. */
+  timeoutMs?: number;
+  /** Give up when this aborts, rejecting with its reason. */
+  signal?: AbortSignal;
+}
+
+/** A node in a lock's queue, as `participants()` reports it. */
+export interface Participant {
+  /** The participant id stored in the node (the `participantId` option). */
+  id: string;
+  /** Full path of the node. */
+  path: string;
+  /** The node's czxid (the holder's fencing token). */
+  czxid: bigint;
+  /** Whether this node currently holds (a lease of) the lock. */
+  isHolder: boolean;
+}
+
+/** Typed events of lock-like recipes. */
+export interface LockEvents {
+  /** A lock was granted to this instance. */
+  acquired: (handle: LockHandle) => void;
+  /** A handle of this instance was released. */
+  released: (handle: LockHandle) => void;
+  /** A held lock was lost (its handle's signal aborted with `error`). */
+  lost: (handle: LockHandle, error: LockLostError) => void;
+  /** The session was suspended while this instance held locks: they may be lost. */
+  suspended: () => void;
+  /** The session reconnected (same session) while this instance held locks: still held. */
+  reconnected: () => void;
+}
+
+/** Base of every lock-like recipe. @internal */
+export abstract class LockRecipe extends EventEmitter<LockEvents> {
+  /** The lock's directory. */
+  readonly path: string;
+  protected readonly driver: LockDriver;
+  private readonly reaper: ParentReaper;
+  private readonly data: Buffer;
+  private readonly watchOwnNode: boolean;
+  private readonly held = new Set<LockHandle>();
+  private readonly state = new AsyncMutex();
+  private readonly closeController = new AbortController();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly onState: (s: ConnectionState) => void;
+  private closing: Promise<void> | undefined;
+
+  protected constructor(
+    protected readonly session: ZkSession,
+    path: string,
+    spec: LockSpec,
+    options: LockOptions,
+    private readonly what: string,
+  ) {
+    super();
+    if (session === null || typeof session !== 'object' || typeof (session as Partial<ZkSession>).createWithStat !== 'function') {
+      throw new InvalidArgumentError(`${what}: session must be a ZkSession, got ${describe(session)}`);
+    }
+    validatePath(path, `${what} path`);
+    if (path === '/') throw new InvalidArgumentError(`${what} path must not be the root`);
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`${what} options must be an object, got ${describe(options)}`);
+    if (options.participantId !== undefined && typeof options.participantId !== 'string') {
+      throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
+    }
+    const grace = options.reapParentAfterMs ?? 10_000;
+    if (typeof grace !== 'number' || Number.isNaN(grace) || grace < 0) throw new InvalidArgumentError(`reapParentAfterMs must be >= 0 or Infinity, got ${describe(grace)}`);
+    this.path = path;
+    this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
+    if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
+    this.watchOwnNode = options.watchOwnNode ?? true;
+    this.driver = new LockDriver(session, path, spec);
+    this.reaper = new ParentReaper(session, grace);
+    this.onState = (s) => {
+      if (this.held.size === 0) return;
+      if (s === 'SUSPENDED') this.emit('suspended');
+      else if (s === 'RECONNECTED') this.emit('reconnected');
+    };
+    session.on('state', this.onState);
+  }
+
+  /** Called with the directory's Stat on each listing; semaphores verify `maxLeases` here. */
+  protected checkDirectory(_stat: Stat): Promise<void> | void {}
+
+  /** Whether the node at `index` of the sorted queue holds (for participants()). */
+  protected abstract holds(queue: readonly QueueNode[], index: number): boolean;
+
+  /** Acquires `count` adjacent nodes; the shared body of every recipe's `acquire`. */
+  protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | null> {
+    const opts = options ?? {};
+    if (typeof opts !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(opts)}`);
+    const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
+    const userSignal = checkSignal(opts.signal);
+    this.assertOpen();
+    this.reaper.cancel(this.path);
+    const signal = userSignal ? AbortSignal.any([userSignal, this.closeController.signal]) : this.closeController.signal;
+    let held;
+    const attempt = this.driver.acquire({
+      timeoutMs,
+      signal,
+      count,
+      data: this.data,
+      watchOwnNode: this.watchOwnNode,
+      onListing: (stat) => this.checkDirectory(stat),
+    });
+    this.pending.add(attempt);
+    try {
+      held = await attempt;
+    } catch (err) {
+      if (this.closeController.signal.aborted && !userSignal?.aborted) throw new ClosedError(`${this.what} ${this.path} was closed while acquiring`, { cause: err });
+      throw err;
+    } finally {
+      this.pending.delete(attempt);
+    }
+    if (!held) {
+      if (tryOnce) return null;
+      throw new LockTimeoutError(`could not acquire ${this.what} ${this.path} within ${timeoutMs} ms`, { path: this.path });
+    }
+    const handle = new LockHandle(this.session, held, {
+      release: (h) => this.releaseHandle(h),
+      lost: (h, reason) => this.emit('lost', h, reason),
+    });
+    const accepted = await this.state.runExclusive(() => {
+      if (this.closing) return false;
+      this.held.add(handle);
+      return true;
+    });
+    if (!accepted) {
+      await handle.release().catch(() => undefined);
+      throw new ClosedError(`${this.what} ${this.path} was closed while acquiring`);
+    }
+    this.emit('acquired', handle);
+    return handle;
+  }
+
+  private async releaseHandle(handle: LockHandle): Promise<void> {
+    await this.driver.remove(handle.paths);
+    await this.state.runExclusive(() => this.held.delete(handle));
+    this.reaper.touch(this.path);
+    this.emit('released', handle);
+  }
+
+  /**
+   * Runs `fn` while holding the lock and releases it afterwards, whatever happens. `fn` gets the
+   * handle's signal, which aborts if the lock is lost meanwhile.
+   */
+  protected async runWith<T>(handle: LockHandle, fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>): Promise<T> {
+    try {
+      return await fn(handle.signal, handle);
+    } finally {
+      await handle.release();
+    }
+  }
+
+  /** Holders and waiters in queue order, with their participant ids and czxids. */
+  async participants(): Promise<Participant[]> {
+    this.assertOpen();
+    const queue = await this.driver.queue();
+    const nodes = await Promise.all(
+      queue.map((n, i) =>
+        this.session.getData(`${this.path}/${n.name}`).then(
+          (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, czxid: d.stat.czxid, isHolder: this.holds(queue, i) }),
+          (err: unknown) => {
+            if (err instanceof NoNodeError) return undefined;
+            throw err;
+          },
+        ),
+      ),
+    );
+    return nodes.filter((n): n is Participant => n !== undefined);
+  }
+
+  /** Handles of this instance that are currently held. */
+  get heldHandles(): readonly LockHandle[] {
+    return [...this.held];
+  }
+
+  /**
+   * Releases everything this instance holds, gives up its pending acquisitions (they reject with
+   * {@link ClosedError}) and removes its nodes and watches. Idempotent; the session stays open.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const handles = await this.state.runExclusive(() => {
+        this.closeController.abort(new ClosedError(`${this.what} ${this.path} closed`));
+        return [...this.held];
+      });
+      await Promise.all([...handles.map((h) => h[Symbol.asyncDispose]()), ...[...this.pending].map((p) => p.catch(() => undefined))]);
+      this.reaper.stop();
+      // Best effort: the directory goes if nobody else uses it (others re-create it on demand).
+      if (!this.session.closed) await this.session.delete(this.path).catch(() => undefined);
+      this.session.off('state', this.onState);
+    })();
+    return this.closing;
+  }
+
+  /** Same as `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  protected assertOpen(): void {
+    if (this.closing) throw new ClosedError(`${this.what} ${this.path} is closed`);
+    if (this.session.closed) throw new ClosedError(`the session of ${this.what} ${this.path} is closed`);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Curator-compatible lock node names: `_c_<uuid>-<lockName><10-digit sequence>`, ordered by the
+ * sequence after the lock name (never by the whole name: the uuid must not affect order).
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+
+/** A child of a lock directory that belongs to the recipe, parsed. */
+export interface QueueNode {
+  /** The child's name (not the full path). */
+  readonly name: string;
+  /** Which lock name it carries, e.g. `lock-`, `__READ__`, `__WRIT__`. */
+  readonly kind: string;
+  /** The sequence number as an unsigned 32-bit value (ZooKeeper's counter wraps past 2^31). */
+  readonly seq: number;
+  /** The protection uuid, if the name is protected. */
+  readonly uuid: string | undefined;
+}
+
+const PROTECTED = /^_c_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-/;
+// ZooKeeper formats the parent's int32 cversion with %010d: past 2^31 it turns negative
+// (`lock--2147483648`), so the sign is only read right after the lock name.
+const SEQUENCE = /^-?\d{10}$/;
+
+/** A fresh protection prefix, `_c_<uuid>-`. */
+export function protectedPrefix(uuid: string = randomUUID()): string {
+  return `_c_${uuid}-`;
+}
+
+/**
+ * Parses `name` as a node of one of `kinds` (lock names). Returns undefined for children that
+ * do not belong to the recipe (they are ignored, not fatal).
+ */
+export function parseNode(name: string, kinds: readonly string[]): QueueNode | undefined {
+  const uuid = PROTECTED.exec(name)?.[1];
+  const rest = uuid === undefined ? name : name.slice(uuid.length + 4);
+  // A kind must be all that stands between the (optional) protection prefix and the sequence.
+  for (const kind of kinds) {
+    if (!rest.startsWith(kind)) continue;
+    const digits = rest.slice(kind.length);
+    if (SEQUENCE.test(digits)) return { name, kind, seq: Number(digits) >>> 0, uuid };
+  }
+  return undefined;
+}
+
+/**
+ * Compares two sequence numbers with serial-number arithmetic (RFC 1982) over 2^32, so order is
+ * right across the wrap-around as long as live nodes span less than 2^31 sequence numbers.
+ */
+export function compareSeq(a: number, b: number): number {
+  if (a === b) return 0;
+  return ((b - a) >>> 0) < 0x80000000 ? -1 : 1;
+}
+
+/**
+ * Parses, filters and sorts a directory listing. Nodes with equal sequence numbers (a read node
+ * created for a downgrade carries the write node's sequence) sort in `kinds` order, then by name.
+ */
+export function sortChildren(children: readonly string[], kinds: readonly string[]): QueueNode[] {
+  const nodes: QueueNode[] = [];
+  for (const c of children) {
+    const n = parseNode(c, kinds);
+    if (n) nodes.push(n);
+  }
+  return nodes.sort((x, y) => compareSeq(x.seq, y.seq) || kinds.indexOf(x.kind) - kinds.indexOf(y.kind) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+}

@@ -1,0 +1,46 @@
+/**
+ * Lazy removal of empty lock directories. node-zookeeper-client cannot create container nodes,
+ * so lock parents are persistent; like ZooKeeper's container reaper, we delete one only after it
+ * has stayed unused for a grace period, not on every release (a hot lock path would otherwise
+ * pay a parent delete and re-create per cycle).
+ *
+ * @internal
+ * @module
+ */
+import type { ZkSession } from '../client/session.js';
+
+/** Schedules best-effort deletion of empty directories after a grace period. */
+export class ParentReaper {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly session: ZkSession,
+    private readonly graceMs: number,
+  ) {}
+
+  /** Called after each release: (re)starts the grace period of `dir`. */
+  touch(dir: string): void {
+    if (!Number.isFinite(this.graceMs)) return;
+    clearTimeout(this.timers.get(dir));
+    const timer = setTimeout(() => {
+      this.timers.delete(dir);
+      // Fails with NotEmpty while anyone uses it, NoNode if already gone: both fine. A
+      // participant racing us gets NoNode on create and re-creates the parent.
+      this.session.delete(dir, { version: -1 }).catch(() => undefined);
+    }, this.graceMs);
+    timer.unref();
+    this.timers.set(dir, timer);
+  }
+
+  /** Called before each acquisition: the directory is in use again. */
+  cancel(dir: string): void {
+    clearTimeout(this.timers.get(dir));
+    this.timers.delete(dir);
+  }
+
+  /** Drops every pending removal (on close). */
+  stop(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+}

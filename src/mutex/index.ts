@@ -1,0 +1,6 @@
+/**
+ * The distributed mutex recipe.
+ *
+ * @module
+ */
+export { Mutex, type MutexOptions } from './mutex.js';

@@ -1,0 +1,6 @@
+/**
+ * The distributed counting semaphore recipe.
+ *
+ * @module
+ */
+export { Semaphore, type SemaphoreOptions } from './semaphore.js';
