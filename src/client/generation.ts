@@ -7,7 +7,7 @@
  * @module
  */
 import type { Socket } from 'node:net';
-import { CM_STATE, createRawClient, forgetWatcher, removeWatches, type RawClient, type RawEvent, type RawWatchKind } from './nzc.js';
+import { CM_STATE, createRawClient, forgetWatcher, registerWatcher, removeWatches, type RawClient, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
@@ -22,6 +22,10 @@ interface WatchEntry {
   readonly fn: (event: RawEvent) => void;
   readonly listeners: Set<WatchListener>;
   fired: boolean;
+  /** Reads sent with this entry's watcher and not answered yet. */
+  inflight: number;
+  /** A read set this watch on the server. */
+  armed: boolean;
 }
 
 /** One caller waiting for a watch to fire. */
@@ -171,50 +175,64 @@ export class Generation {
 
   /** The nzc watcher function to pass with a read that sets a watch of `kind` on `path`. */
   watcherFor(kind: RawWatchKind, path: string): (event: RawEvent) => void {
-    const key = `${kind}:${path}`;
-    let entry = this.watches.get(key);
-    if (!entry) {
-      const e: WatchEntry = {
-        kind,
-        path,
-        listeners: new Set(),
-        fired: false,
-        // nzc can call one function twice for one event (data and existence tables): fire once.
-        fn: (raw: RawEvent) => {
-          if (e.fired) return;
-          e.fired = true;
-          if (this.watches.get(key) === e) this.watches.delete(key);
-          this.hooks.watchFired();
-          const event: WatchEvent = { type: EVENT_TYPES[raw.type] ?? 'NODE_DATA_CHANGED', path: raw.path };
-          for (const l of e.listeners) l.resolve(event);
-        },
-      };
-      entry = e;
-      this.watches.set(key, entry);
-    }
+    const entry = this.watches.get(`${kind}:${path}`) ?? this.newEntry(kind, path);
+    entry.inflight += 1;
     return entry.fn;
   }
 
-  /** Adds a listener to the watch set by a successful read. Returns its remover. */
-  listen(kind: RawWatchKind, path: string, listener: WatchListener): () => void {
-    const entry = this.watches.get(`${kind}:${path}`);
-    if (!entry || entry.fired) {
-      // Cannot happen: the entry is made before the read, and fires only on a later packet.
-      listener.reject(new Error(`internal: no watch entry for ${kind}:${path}`));
-      return () => undefined;
-    }
-    entry.listeners.add(listener);
-    return () => this.unlisten(entry, listener);
+  private newEntry(kind: RawWatchKind, path: string): WatchEntry {
+    const key = `${kind}:${path}`;
+    const e: WatchEntry = {
+      kind,
+      path,
+      listeners: new Set(),
+      fired: false,
+      inflight: 0,
+      armed: false,
+      // nzc can call one function twice for one event (data and existence tables): fire once.
+      fn: (raw: RawEvent) => {
+        if (e.fired) return;
+        e.fired = true;
+        if (this.watches.get(key) === e) this.watches.delete(key);
+        this.hooks.watchFired();
+        const event: WatchEvent = { type: EVENT_TYPES[raw.type] ?? 'NODE_DATA_CHANGED', path: raw.path };
+        for (const l of e.listeners) l.resolve(event);
+      },
+    };
+    this.watches.set(key, e);
+    return e;
   }
 
-  /** Drops an entry nobody ended up listening to (its read failed). */
-  dropIfUnused(kind: RawWatchKind, path: string): void {
+  /**
+   * Adds a listener to the watch a successful read just set. Must run synchronously in the
+   * read's reply callback: a notification can follow the reply in the same socket chunk.
+   * `sentFn` is the watcher sent with the read; if its entry fired meanwhile (an earlier watch on
+   * the same path), the server still set a new watch with our read, so a fresh entry takes it.
+   */
+  attach(kind: RawWatchKind, path: string, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void, listener: WatchListener): () => void {
+    let entry = this.watches.get(`${kind}:${path}`);
+    if (entry && entry.fn === sentFn) entry.inflight -= 1;
+    else {
+      for (const t of tables) forgetWatcher(this.raw, t, path, sentFn);
+      entry ??= this.newEntry(kind, path);
+      for (const t of tables) registerWatcher(this.raw, t, path, entry.fn);
+    }
+    const e = entry;
+    e.armed = true;
+    e.listeners.add(listener);
+    return () => this.unlisten(e, listener);
+  }
+
+  /** A read sent with `sentFn` failed: it set no watch. */
+  unsent(kind: RawWatchKind, path: string, sentFn: (event: RawEvent) => void): void {
     const entry = this.watches.get(`${kind}:${path}`);
-    if (entry && entry.listeners.size === 0) this.retire(entry, false);
+    if (!entry || entry.fn !== sentFn) return;
+    entry.inflight -= 1;
+    if (entry.listeners.size === 0 && entry.inflight === 0) this.retire(entry, entry.armed);
   }
 
   private unlisten(entry: WatchEntry, listener: WatchListener): void {
-    if (!entry.listeners.delete(listener) || entry.fired || entry.listeners.size > 0) return;
+    if (!entry.listeners.delete(listener) || entry.fired || entry.listeners.size > 0 || entry.inflight > 0) return;
     this.retire(entry, true);
   }
 
@@ -222,8 +240,8 @@ export class Generation {
   private retire(entry: WatchEntry, serverSide: boolean): void {
     if (this.watches.get(`${entry.kind}:${entry.path}`) === entry) this.watches.delete(`${entry.kind}:${entry.path}`);
     entry.fired = true;
-    forgetWatcher(this.raw, entry.kind, entry.path, entry.fn);
-    if (entry.kind === 'data') forgetWatcher(this.raw, 'exists', entry.path, entry.fn);
+    if (entry.kind === 'child') forgetWatcher(this.raw, 'child', entry.path, entry.fn);
+    else for (const t of ['data', 'exists'] as const) forgetWatcher(this.raw, t, entry.path, entry.fn);
     if (serverSide && !this.dead) {
       // Best effort: NO_WATCHER (already fired) or a lost connection are both fine here; after a
       // reconnect the watch is no longer in SetWatches, so the server forgets it then.

@@ -8,5 +8,5 @@ export type { SessionOptions, SessionCredentials, SessionInfo, SessionEvents, Se
 export { DEFAULT_RETRY, backoffDelay } from './retry.js';
 export type { RetryPolicy } from './retry.js';
 export { Acls, Perms } from './types.js';
-export type { Acl, AuthInfo, CheckOp, CheckResult, DeleteResult, ChildrenResult, ConnectionState, CreateMode, CreateOp, CreateOptions, CreateResult, DataResult, DeleteOp, NodeData, Op, OpResult, SetDataOp, SetDataResult, Stat, WatchEvent, WatchEventType, Watched } from './types.js';
+export type { Acl, AuthInfo, CheckOp, CheckResult, DeleteResult, ChildrenResult, ConnectionState, CreateMode, CreateOp, CreateOptions, CreateResult, CreatedNode, DataResult, DeleteOp, NodeData, Op, OpResult, SetDataOp, SetDataResult, Stat, WatchEvent, WatchEventType, Watched } from './types.js';
 export { validatePath, joinPath, parentOf } from './validate.js';

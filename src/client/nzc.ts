@@ -67,6 +67,8 @@ export interface RawConnectionManager {
   watcherManager: RawWatcherManager;
   queue(request: RawRequest, cb: (err: RawError | null) => void): void;
   registerDataWatcher(path: string, watcher: Watcher): void;
+  registerChildWatcher(path: string, watcher: Watcher): void;
+  registerExistenceWatcher(path: string, watcher: Watcher): void;
   close(): void;
 }
 
@@ -166,6 +168,8 @@ function assertInternals(): void {
     typeof cm.connectTimeout === 'number' &&
     typeof cm.watcherManager === 'object' &&
     typeof cm.registerDataWatcher === 'function' &&
+    typeof cm.registerChildWatcher === 'function' &&
+    typeof cm.registerExistenceWatcher === 'function' &&
     typeof cm.watcherManager.existenceWatchers === 'object' &&
     typeof probe.transaction().ops === 'object' &&
     typeof jute.OP_CODES.MULTI === 'number' &&
@@ -332,8 +336,19 @@ export function create2(
   });
 }
 
+/** The client's three watcher tables. */
+export type WatcherTableName = 'child' | 'data' | 'exists';
+
+/** Files a watcher in one of the client's tables (re-sent in SetWatches on reconnect). */
+export function registerWatcher(client: RawClient, table: WatcherTableName, path: string, watcher: Watcher): void {
+  const cm = client.connectionManager;
+  if (table === 'child') cm.registerChildWatcher(path, watcher);
+  else if (table === 'data') cm.registerDataWatcher(path, watcher);
+  else cm.registerExistenceWatcher(path, watcher);
+}
+
 /** Drops the client-side record of a watcher so it is not re-sent in SetWatches on reconnect. */
-export function forgetWatcher(client: RawClient, table: 'child' | 'data' | 'exists', path: string, watcher: Watcher): void {
+export function forgetWatcher(client: RawClient, table: WatcherTableName, path: string, watcher: Watcher): void {
   const wm = client.connectionManager.watcherManager;
   const t = table === 'child' ? wm.childWatchers : table === 'data' ? wm.dataWatchers : wm.existenceWatchers;
   t[path]?.removeListener('notification', watcher);

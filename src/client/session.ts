@@ -16,12 +16,15 @@ import {
 import { deferred, delay, raceAbort } from '../util/abort.js';
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { Generation } from './generation.js';
-import { create2, MULTI_RESULT_TYPES, rawMulti, toRawAcls, type RawError, type RawStat } from './nzc.js';
+import { create2, MULTI_RESULT_TYPES, rawMulti, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
-import type { AuthInfo, ChildrenResult, ConnectionState, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
+import type { AuthInfo, ChildrenResult, CreatedNode, ConnectionState, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
 import { checkInt, checkSignal, checkTimeout, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+
+/** Attaches a watch listener; called synchronously in a successful read's reply callback. */
+type Arm = (gen: Generation, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void) => void;
 
 /** Options of a {@link ZkSession}. */
 export interface SessionOptions {
@@ -453,12 +456,12 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * Like {@link create}, and also resolves to the new node's {@link Stat} (ZooKeeper's create2),
    * in the same round trip. Not retried on connection loss.
    */
-  createWithStat(path: string, options: CreateOptions = {}): Promise<{ path: string; stat: Stat }> {
+  createWithStat(path: string, options: CreateOptions = {}): Promise<CreatedNode> {
     return this.guard(() => {
       const { data, acls, flags } = this.prepareCreate(path, options);
-      return this.call<{ path: string; stat: Stat }>('create', path, (g, done) =>
+      return this.call<CreatedNode>('create', path, (g, done) =>
         create2(g.raw, path, data, acls, flags, (err, created, stat) =>
-          done(err, err || !created || !stat ? undefined : { path: created, stat: toStat(stat) }),
+          done(err, err || !created || !stat ? undefined : { type: 'create', path: created, stat: toStat(stat) }),
         ),
       );
     });
@@ -496,7 +499,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
   getData(path: string): Promise<DataResult> {
     return this.guard(() => {
       validatePath(path);
-      return this.retrying(() => this.rawGetData(path, false));
+      return this.retrying(() => this.rawGetData(path));
     });
   }
 
@@ -514,7 +517,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
   getChildren(path: string): Promise<ChildrenResult> {
     return this.guard(() => {
       validatePath(path);
-      return this.retrying(() => this.rawGetChildren(path, false));
+      return this.retrying(() => this.rawGetChildren(path));
     });
   }
 
@@ -524,12 +527,12 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * means "gone already" and leaves no watch behind.
    */
   getDataWatch(path: string, options: WatchOptions = {}): Promise<Watched<DataResult>> {
-    return this.watched('data', path, options, () => this.rawGetData(path, true));
+    return this.watched('data', path, options, (w) => this.rawGetData(path, w));
   }
 
   /** Lists children and sets a child watch atomically. */
   getChildrenWatch(path: string, options: WatchOptions = {}): Promise<Watched<ChildrenResult>> {
-    return this.watched('child', path, options, () => this.rawGetChildren(path, true));
+    return this.watched('child', path, options, (w) => this.rawGetChildren(path, w));
   }
 
   /**
@@ -538,67 +541,79 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * watch is aborted.
    */
   existsWatch(path: string, options: WatchOptions = {}): Promise<Watched<Stat | null>> {
-    return this.watched('data', path, options, () =>
-      this.call<RawStat | null>('exists', path, (g, done) =>
-        g.raw.exists(path, g.watcherFor('data', path), (err, stat) => {
-          // The client keeps exists-watches on existing nodes in a table it never fires on
-          // deletion; file it under data watches too so NODE_DELETED reaches us.
-          if (!err && stat) g.raw.connectionManager.registerDataWatcher(path, g.watcherFor('data', path));
+    return this.watched('data', path, options, (w) =>
+      this.call<RawStat | null>('exists', path, (g, done) => {
+        const fn = g.watcherFor('data', path);
+        g.raw.exists(path, fn, (err, stat) => {
+          if (err) g.unsent('data', path, fn);
+          // The client files exists-watches on existing nodes in a table it never fires on
+          // deletion; file them under data watches instead so NODE_DELETED reaches us.
+          else w(g, stat ? ['exists', 'data'] : ['exists'], fn);
           done(err, stat);
-        }),
-      ).then((s) => (s ? toStat(s) : null)),
+        });
+      }).then((st) => (st ? toStat(st) : null)),
     );
   }
 
-  private watched<T>(kind: 'data' | 'child', path: string, options: WatchOptions, read: () => Promise<T>): Promise<Watched<T>> {
+  /**
+   * Runs a watch-setting read. `read` gets an `arm` function that its reply callback must call
+   * synchronously on success: a notification can follow the reply in the same socket chunk.
+   */
+  private watched<T>(kind: 'data' | 'child', path: string, options: WatchOptions, read: (arm: Arm) => Promise<T>): Promise<Watched<T>> {
     return this.guard(async () => {
       validatePath(path);
       const signal = checkSignal(options.signal);
       signal?.throwIfAborted();
-      const gen = this.gen;
-      let result: T;
-      try {
-        result = await this.retrying(read);
-      } catch (err) {
-        gen.dropIfUnused(kind, path);
-        throw err;
-      }
-      if (gen.dead) throw new SessionExpiredError('SESSION_EXPIRED', `watch on ${path}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path });
       const changed = deferred<WatchEvent>();
+      let remove: (() => void) | undefined;
       const onAbort = (): void => {
-        remove();
+        remove?.();
         changed.reject(signal?.reason);
       };
-      const remove = gen.listen(kind, path, {
-        resolve: (e) => {
+      const listener = {
+        resolve: (e: WatchEvent) => {
           signal?.removeEventListener('abort', onAbort);
           changed.resolve(e);
         },
-        reject: (e) => {
+        reject: (e: unknown) => {
           signal?.removeEventListener('abort', onAbort);
           changed.reject(e);
         },
-      });
+      };
+      const arm: Arm = (g, tables, fn) => {
+        remove = g.attach(kind, path, tables, fn, listener);
+      };
+      const result = await this.retrying(() => read(arm));
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
       return { result, changed: changed.promise };
     });
   }
 
-  private rawGetData(path: string, watch: boolean): Promise<DataResult> {
-    return this.call<DataResult>('getData', path, (g, done) =>
-      g.raw.getData(path, watch ? g.watcherFor('data', path) : undefined, (err, data, stat) =>
-        done(err, err ? undefined : { data: data ?? Buffer.alloc(0), stat: toStat(stat) }),
-      ),
-    );
+  private rawGetData(path: string, arm?: Arm): Promise<DataResult> {
+    return this.call<DataResult>('getData', path, (g, done) => {
+      const fn = arm ? g.watcherFor('data', path) : undefined;
+      g.raw.getData(path, fn, (err, data, stat) => {
+        if (fn) {
+          if (err) g.unsent('data', path, fn);
+          else arm?.(g, ['data'], fn);
+        }
+        done(err, err ? undefined : { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+      });
+    });
   }
 
-  private rawGetChildren(path: string, watch: boolean): Promise<ChildrenResult> {
-    return this.call<ChildrenResult>('getChildren', path, (g, done) =>
-      g.raw.getChildren(path, watch ? g.watcherFor('child', path) : undefined, (err, children, stat) =>
-        done(err, err ? undefined : { children, stat: toStat(stat) }),
-      ),
-    );
+  private rawGetChildren(path: string, arm?: Arm): Promise<ChildrenResult> {
+    return this.call<ChildrenResult>('getChildren', path, (g, done) => {
+      const fn = arm ? g.watcherFor('child', path) : undefined;
+      g.raw.getChildren(path, fn, (err, children, stat) => {
+        if (fn) {
+          if (err) g.unsent('child', path, fn);
+          else arm?.(g, ['child'], fn);
+        }
+        done(err, err ? undefined : { children, stat: toStat(stat) });
+      });
+    });
   }
 
   /**

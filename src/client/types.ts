@@ -192,6 +192,12 @@ export interface CreateResult {
   path: string;
 }
 
+/** Result of `createWithStat`: the created path and the new node's metadata. */
+export interface CreatedNode extends CreateResult {
+  /** The new node's metadata (its czxid is the creating transaction's zxid). */
+  stat: Stat;
+}
+
 /** Result of a setData op. */
 export interface SetDataResult {
   /** Discriminator. */

@@ -213,9 +213,11 @@ export class LockDriver {
 
   /**
    * Steps 2-5 of DESIGN.md: evaluate the predicate on the sorted listing; wait on what it names
-   * with getData watches; on a deletion re-evaluate on the snapshot minus that node (nodes only
-   * ever leave the part of the queue ahead of ours, so the predicate's monotonicity makes this
-   * safe without another listing, e.g. a mutex handoff costs one notification and no read).
+   * with getData watches; on a deletion re-evaluate on the snapshot minus that node. Nodes only
+   * ever leave the part of the queue ahead of ours, so by the predicate's monotonicity a grant
+   * on the reduced snapshot is safe without another listing (a mutex waiter whose predecessor
+   * was the head of its snapshot takes the lock on one notification, with no read); anything
+   * else re-lists once.
    */
   private async waitForTurn(
     entered: Entered,
@@ -239,13 +241,15 @@ export class LockDriver {
         const index = queue.findIndex((n) => n.name === ours);
         if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
         const decision = this.spec.predicate(queue, index, count);
-        if (decision.hold) {
-          if (trusted || !this.spec.insertions) return true;
+        if (decision.hold ? !trusted && this.spec.insertions : !trusted) {
+          // A reduced snapshot may still list nodes that left unseen (we only watch a few):
+          // one listing beats probing them one by one.
           listing = await this.session.getChildren(this.dir);
           queue = sortChildren(listing.children, this.spec.kinds);
           trusted = true;
           continue;
         }
+        if (decision.hold) return true;
         if (req.timeoutMs === 0) return false;
         for (const name of watches.keys()) if (!decision.waitOn.includes(name)) dropWatch(name);
         const missing = await this.watchAll(decision.waitOn, watches);

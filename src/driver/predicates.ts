@@ -6,8 +6,22 @@
  */
 import type { QueueNode } from './names.js';
 
+/** A predicate's verdict: we hold. */
+export interface Hold {
+  /** We hold (a lease of) the lock. */
+  readonly hold: true;
+}
+
+/** A predicate's verdict: wait until one of these nodes goes. */
+export interface WaitOn {
+  /** We do not hold yet. */
+  readonly hold: false;
+  /** Names of the nodes to watch; a deletion among them is the only event that can promote us. */
+  readonly waitOn: readonly string[];
+}
+
 /** What a predicate decides: we hold, or the nodes (names) to wait on. */
-export type Decision = { readonly hold: true } | { readonly hold: false; readonly waitOn: readonly string[] };
+export type Decision = Hold | WaitOn;
 
 /**
  * Decides for the participant whose `count` adjacent nodes start at `index` of `queue` (sorted,

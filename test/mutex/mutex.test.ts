@@ -1,0 +1,370 @@
+// Mutex against a real standalone ZooKeeper: exclusion, FIFO, no herd, fencing tokens,
+// timeout/abort cleanup (nodes and server-side watches), lost creates, expiry, restarts,
+// guarded transactions, bad input.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NotHeldError } from '../../src/errors.js';
+import { Mutex, type LockHandle, type ZkSession } from '../../src/index.js';
+import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
+import { nextState, SessionPool, uniquePath } from '../helpers.js';
+
+let server: TestingServer;
+const pool = new SessionPool();
+let observer: ZkSession;
+const proxies: ChaosProxy[] = [];
+
+before(async () => {
+  server = await TestingServer.start();
+  observer = await pool.connect(server.connectString, { sessionTimeoutMs: 30000 });
+});
+after(async () => {
+  await pool.closeAll();
+  await Promise.all(proxies.map((p) => p.close()));
+  await server?.close();
+});
+
+const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => Promise.all(Array.from({ length: n }, () => pool.connect(server.connectString, options)));
+
+async function lockNodes(path: string): Promise<string[]> {
+  const stat = await observer.exists(path);
+  return stat ? (await observer.getChildren(path)).children.filter((c) => c.includes('lock-')) : [];
+}
+
+/** Paths the session still watches on the server (wchc), polled until `expected` or deadline. */
+async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
+  const hex = `0x${session.sessionId.toString(16)}`;
+  await waitFor(
+    async () => {
+      const paths = (await server.watchesBySession()).get(hex) ?? [];
+      return !paths.some((p) => p.startsWith(under));
+    },
+    { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
+  );
+}
+
+/** Waits until `count` nodes are queued on `path`. */
+const queued = (path: string, count: number): Promise<boolean> =>
+  waitFor(async () => (await lockNodes(path)).length === count, { timeoutMs: 5000, message: `${count} nodes queued on ${path}` });
+
+describe('basics', () => {
+  test('acquire, tryAcquire, release, fencing token, await using', async () => {
+    const path = uniquePath('basics');
+    const [s1, s2] = await sessionsN(2);
+    const a = new Mutex(s1!, path);
+    const b = new Mutex(s2!, path);
+    const h = await a.acquire();
+    assert.ok(h.isHeld);
+    assert.match(h.path, new RegExp(`^${path}/_c_[0-9a-f-]{36}-lock-\\d{10}$`), 'Curator-compatible name');
+    assert.equal(h.fencingToken, (await observer.exists(h.path))?.czxid);
+    assert.equal(await b.tryAcquire(), null);
+    assert.deepEqual(await lockNodes(path), [h.path.slice(path.length + 1)], 'a failed tryAcquire leaves nothing');
+    await h.release();
+    assert.equal(h.isHeld, false);
+    await assert.rejects(h.release(), NotHeldError);
+    {
+      await using h2 = await b.acquire();
+      assert.ok(h2.fencingToken > h.fencingToken);
+    }
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
+  test('runExclusive passes the signal and releases even when fn throws', async () => {
+    const path = uniquePath('run-exclusive');
+    const [s] = await sessionsN(1);
+    const m = new Mutex(s!, path);
+    const seen = await m.runExclusive((signal, handle) => ({ aborted: signal.aborted, held: handle.isHeld }));
+    assert.deepEqual(seen, { aborted: false, held: true });
+    await assert.rejects(m.runExclusive(() => Promise.reject(new Error('boom'))), /boom/);
+    assert.deepEqual(await lockNodes(path), []);
+    assert.ok(await m.tryAcquire(), 'free again');
+    await m.close();
+  });
+
+  test('participants() lists holder and waiters in order with ids and czxids', async () => {
+    const path = uniquePath('participants');
+    const [s1, s2, s3] = await sessionsN(3);
+    const a = new Mutex(s1!, path, { participantId: 'alpha' });
+    const b = new Mutex(s2!, path, { participantId: 'beta' });
+    const c = new Mutex(s3!, path, { participantId: 'gamma' });
+    const h = await a.acquire();
+    const pb = b.acquire();
+    await queued(path, 2);
+    const pc = c.acquire();
+    await queued(path, 3);
+    const ps = await a.participants();
+    assert.deepEqual(ps.map((p) => [p.id, p.isHolder]), [['alpha', true], ['beta', false], ['gamma', false]]);
+    assert.equal(ps[0]?.czxid, h.fencingToken);
+    await h.release();
+    await (await pb).release();
+    await (await pc).release();
+  });
+});
+
+describe('exclusion and order', () => {
+  test('8 sessions x 100 acquisitions: never two holders; fencing tokens increase in grant order', async () => {
+    const path = uniquePath('exclusion');
+    const sessions = await sessionsN(8);
+    let holders = 0;
+    let maxHolders = 0;
+    const tokens: bigint[] = [];
+    await Promise.all(
+      sessions.map(async (s) => {
+        const m = new Mutex(s, path);
+        for (let i = 0; i < 100; i++) {
+          const h = await m.acquire({ timeoutMs: 30000 });
+          holders++;
+          maxHolders = Math.max(maxHolders, holders);
+          tokens.push(h.fencingToken);
+          await new Promise((r) => setImmediate(r));
+          holders--;
+          await h.release();
+        }
+      }),
+    );
+    assert.equal(maxHolders, 1);
+    assert.equal(tokens.length, 800);
+    for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i]! > tokens[i - 1]!, `token ${i} increases`);
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
+  test('a waiter whose predecessor was the head of its snapshot takes the lock with no read', async () => {
+    const path = uniquePath('fast-path');
+    const [s1, s2] = await sessionsN(2);
+    const holder = await new Mutex(s1!, path).acquire();
+    const pending = new Mutex(s2!, path).acquire();
+    await queued(path, 2);
+    await waitFor(() => s2!.counters.getData >= 2, { timeoutMs: 5000, message: 'waiter settled' });
+    const before = s2!.counters;
+    await holder.release();
+    await (await pending).release();
+    const after = s2!.counters;
+    assert.equal(after.getChildren + after.getData + after.exists, before.getChildren + before.getData + before.exists);
+    assert.equal(after.watchEvents - before.watchEvents, 2, "the predecessor's deletion, then our own node's on release");
+  });
+
+  test('FIFO: waiters are granted in the order they queued', async () => {
+    const path = uniquePath('fifo');
+    const sessions = await sessionsN(6);
+    const mutexes = sessions.map((s, i) => new Mutex(s, path, { participantId: `p${i}` }));
+    const first = await mutexes[0]!.acquire();
+    const order: number[] = [];
+    const waiters: Promise<void>[] = [];
+    for (let i = 1; i < mutexes.length; i++) {
+      waiters.push(
+        mutexes[i]!.acquire().then(async (h) => {
+          order.push(i);
+          await h.release();
+        }),
+      );
+      await queued(path, i + 1); // queue strictly one after the other
+    }
+    await first.release();
+    await Promise.all(waiters);
+    assert.deepEqual(order, [1, 2, 3, 4, 5]);
+  });
+
+  test('no herd: with 20 waiters each release wakes exactly one, which reads at most once', async () => {
+    const path = uniquePath('herd');
+    const sessions = await sessionsN(21);
+    const mutexes = sessions.map((s) => new Mutex(s, path));
+    const holder = await mutexes[0]!.acquire();
+    const grants: LockHandle[] = [];
+    const waiting = mutexes.slice(1).map((m) => m.acquire().then((h) => grants.push(h)));
+    await queued(path, 21);
+    // Every waiter has sent its entry reads: the listing, its own node and its predecessor.
+    await waitFor(() => sessions.slice(1).every((s) => s.counters.getData >= 2), { timeoutMs: 5000, message: 'waiters settled' });
+    const reads = (s: ZkSession): number => s.counters.getChildren + s.counters.getData + s.counters.exists;
+    let current = holder;
+    let currentSession = sessions[0]!;
+    for (let round = 0; round < 20; round++) {
+      const others = sessions.filter((s) => s !== currentSession);
+      const eventsBefore = others.map((s) => s.counters.watchEvents);
+      const readsBefore = others.map(reads);
+      const granted = grants.length;
+      await current.release();
+      await waitFor(() => grants.length === granted + 1, { timeoutMs: 5000, message: 'next grant' });
+      const woken = others.filter((s, i) => s.counters.watchEvents > eventsBefore[i]!);
+      assert.equal(woken.length, 1, `round ${round}: exactly one session notified`);
+      const readers = others.filter((s, i) => reads(s) > readsBefore[i]!);
+      assert.ok(readers.every((s) => s === woken[0]), `round ${round}: only the woken waiter reads`);
+      assert.ok(reads(woken[0]!) - readsBefore[others.indexOf(woken[0]!)]! <= 1, `round ${round}: at most one read (a re-listing)`);
+      current = grants[grants.length - 1]!;
+      currentSession = woken[0]!;
+    }
+    await current.release();
+    await Promise.all(waiting);
+  });
+});
+
+describe('giving up leaves nothing behind', () => {
+  test('timeout: LockTimeoutError, node and watch gone, the lock still works', async () => {
+    const path = uniquePath('timeout');
+    const [s1, s2, s3] = await sessionsN(3);
+    const holder = await new Mutex(s1!, path).acquire();
+    const err = await new Mutex(s2!, path).acquire({ timeoutMs: 300 }).catch((e: unknown) => e);
+    assert.ok(err instanceof LockTimeoutError, String(err));
+    assert.equal(err.code, 'LOCK_TIMEOUT');
+    assert.deepEqual(await lockNodes(path), [holder.path.slice(path.length + 1)]);
+    await waitNoWatches(s2!, path);
+    const next = new Mutex(s3!, path).acquire({ timeoutMs: 5000 });
+    await holder.release();
+    await (await next).release();
+  });
+
+  test('abort while waiting: rejects with the reason, node and watch gone', async () => {
+    const path = uniquePath('abort');
+    const [s1, s2] = await sessionsN(2);
+    const holder = await new Mutex(s1!, path).acquire();
+    const ac = new AbortController();
+    const pending = new Mutex(s2!, path).acquire({ signal: ac.signal });
+    await queued(path, 2);
+    const reason = new Error('user gave up');
+    ac.abort(reason);
+    await assert.rejects(pending, (e) => e === reason);
+    assert.deepEqual(await lockNodes(path), [holder.path.slice(path.length + 1)]);
+    await waitNoWatches(s2!, path);
+    await holder.release();
+  });
+
+  test('an already aborted signal rejects at once and creates nothing', async () => {
+    const path = uniquePath('pre-aborted');
+    const [s] = await sessionsN(1);
+    const before = s!.counters.create;
+    await assert.rejects(new Mutex(s!, path).acquire({ signal: AbortSignal.abort(new Error('no')) }), /no/);
+    assert.equal(s!.counters.create, before);
+  });
+
+  test('connection loss right after the create is sent: one node for the attempt, none orphaned', async () => {
+    const path = uniquePath('lost-create');
+    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    proxies.push(proxy);
+    const victim = await pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+    const holder = await new Mutex(observer, path).acquire();
+    const m = new Mutex(victim, path, { participantId: 'victim' });
+    proxy.latency(250); // replies are held long enough to cut them off
+    const sentBefore = proxy.bytes.toTarget;
+    const pending = m.acquire({ timeoutMs: 20000 });
+    await waitFor(async () => proxy.bytes.toTarget > sentBefore && (await lockNodes(path)).length === 2, { timeoutMs: 5000, message: 'create applied' });
+    proxy.dropAll(); // the create's reply is lost with the connection
+    proxy.pass();
+    await nextState(victim, 'RECONNECTED', 10000);
+    await waitFor(async () => (await m.participants()).filter((p) => p.id === 'victim').length === 1, { timeoutMs: 5000, message: 'victim queued' });
+    await holder.release();
+    const h = await pending;
+    assert.equal((await m.participants()).filter((p) => p.id === 'victim').length, 1, 'exactly one node for the attempt');
+    await h.release();
+    assert.deepEqual(await lockNodes(path), []);
+  });
+});
+
+describe('failures while holding', () => {
+  test("the holder's session expires: signal aborts with LockLostError, the next waiter gets the lock, the old release does not touch it", async () => {
+    const path = uniquePath('expiry');
+    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    proxies.push(proxy);
+    const victimSession = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
+    const [s2] = await sessionsN(1);
+    const victim = new Mutex(victimSession, path);
+    const lostEvents: LockLostError[] = [];
+    victim.on('lost', (_h, e) => lostEvents.push(e));
+    const held = await victim.acquire();
+    const next = new Mutex(s2!, path).acquire({ timeoutMs: 20000 });
+    await queued(path, 2);
+    await expireSession(victimSession, proxy);
+    assert.ok(held.signal.aborted);
+    assert.ok(held.signal.reason instanceof LockLostError);
+    assert.equal(lostEvents.length, 1);
+    const nextHandle = await next;
+    assert.ok(nextHandle.fencingToken > held.fencingToken);
+    await assert.rejects(held.release(), NotHeldError);
+    assert.ok(await observer.exists(nextHandle.path), "the new holder's node is untouched");
+    assert.ok(nextHandle.isHeld);
+    await nextHandle.release();
+  });
+
+  test('a server restart within the session timeout: the holder keeps the lock, the waiter is woken after', async () => {
+    const path = uniquePath('restart');
+    const [s1, s2] = await sessionsN(2, { sessionTimeoutMs: 15000 });
+    const holder = await new Mutex(s1!, path).acquire();
+    const next = new Mutex(s2!, path).acquire({ timeoutMs: 30000 });
+    await queued(path, 2);
+    const back = Promise.all([nextState(s1!, 'RECONNECTED', 15000), nextState(s2!, 'RECONNECTED', 15000)]);
+    await server.kill();
+    await server.restart();
+    await back;
+    assert.ok(holder.isHeld && !holder.signal.aborted, 'still held');
+    await holder.release();
+    const h = await withTimeout(next, 10000, 'waiter woken after the restart');
+    await h.release();
+  });
+
+  test("deleting the holder's node aborts its signal; handle.multi then refuses to commit", async () => {
+    const path = uniquePath('guarded');
+    const [s] = await sessionsN(1);
+    await observer.mkdirp(`${path}-data`);
+    const h = await new Mutex(s!, path).acquire();
+    await h.multi([{ type: 'setData', path: `${path}-data`, data: 'v1' }]);
+    assert.equal((await observer.getData(`${path}-data`)).data.toString(), 'v1');
+    await observer.delete(h.path); // someone deletes our lock node
+    await waitFor(() => h.signal.aborted, { timeoutMs: 5000, message: 'signal aborted' });
+    assert.ok(h.signal.reason instanceof LockLostError);
+    await assert.rejects(h.multi([{ type: 'setData', path: `${path}-data`, data: 'v2' }]), NotHeldError);
+    assert.equal((await observer.getData(`${path}-data`)).data.toString(), 'v1');
+    await observer.deleteRecursive(`${path}-data`);
+  });
+
+  test('handle.multi rejects with LockLostError when the node vanished unnoticed', async () => {
+    const path = uniquePath('guarded-unwatched');
+    const [s] = await sessionsN(1);
+    await observer.mkdirp(`${path}-data`);
+    const h = await new Mutex(s!, path, { watchOwnNode: false }).acquire();
+    await observer.delete(h.path);
+    await assert.rejects(h.multi([{ type: 'setData', path: `${path}-data`, data: 'x' }]), LockLostError);
+    assert.equal((await observer.getData(`${path}-data`)).data.length, 0, 'nothing committed');
+    assert.ok(h.signal.aborted);
+    await observer.deleteRecursive(`${path}-data`);
+  });
+});
+
+describe('close and bad input', () => {
+  test('close releases held locks and rejects pending acquisitions with ClosedError', async () => {
+    const path = uniquePath('close');
+    const [s1, s2] = await sessionsN(2);
+    const holder = new Mutex(s1!, path);
+    const h = await holder.acquire();
+    const waiterMutex = new Mutex(s2!, path);
+    const pending = waiterMutex.acquire();
+    await queued(path, 2);
+    const rejected = assert.rejects(pending, ClosedError);
+    await waiterMutex.close();
+    await rejected;
+    await holder.close();
+    assert.equal(h.isHeld, false);
+    assert.deepEqual(await lockNodes(path), []);
+    await assert.rejects(holder.acquire(), ClosedError);
+    await assert.rejects(holder.tryAcquire(), ClosedError);
+    await assert.rejects(holder.participants(), ClosedError);
+    await waitNoWatches(s2!, path);
+  });
+
+  test('invalid paths, options and arguments are typed errors', async () => {
+    const [s] = await sessionsN(1);
+    for (const p of ['', 'locks', '/locks/', '/a//b', '/', 42]) {
+      assert.throws(() => new Mutex(s!, p as string), InvalidArgumentError, `path ${String(p)}`);
+    }
+    assert.throws(() => new Mutex({} as ZkSession, '/x'), InvalidArgumentError);
+    assert.throws(() => new Mutex(s!, '/x', { participantId: 5 as never }), InvalidArgumentError);
+    assert.throws(() => new Mutex(s!, '/x', { reapParentAfterMs: -1 }), InvalidArgumentError);
+    const m = new Mutex(s!, uniquePath('bad-args'));
+    await assert.rejects(m.acquire({ timeoutMs: -1 }), InvalidArgumentError);
+    await assert.rejects(m.acquire({ timeoutMs: Number.NaN }), InvalidArgumentError);
+    await assert.rejects(m.acquire({ signal: {} as AbortSignal }), InvalidArgumentError);
+  });
+
+  test('use after the session is closed is a ClosedError', async () => {
+    const s = await pool.connect(server.connectString);
+    const m = new Mutex(s, uniquePath('closed-session'));
+    await s.close();
+    await assert.rejects(m.acquire(), ClosedError);
+  });
+});
