@@ -13,3 +13,5 @@ export * from './client/index.js';
 export * from './driver/index.js';
 export * from './mutex/index.js';
 export * from './semaphore/index.js';
+export * from './rwlock/index.js';
+export * from './leader/index.js';

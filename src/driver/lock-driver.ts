@@ -8,7 +8,7 @@ import type { ZkSession } from '../client/session.js';
 import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
-import { protectedPrefix, sortChildren, type QueueNode } from './names.js';
+import { formatSeq, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
 
 /** What a recipe tells the driver about its nodes. */
@@ -41,6 +41,11 @@ export interface AcquireRequest {
   readonly data: Buffer;
   /** Also watch our own node, so its deletion by anyone is noticed (one more read). */
   readonly watchOwnNode: boolean;
+  /**
+   * Create a plain ephemeral node carrying this sequence number instead of a sequential one, so
+   * it sorts at that position (a read-write lock downgrade takes the write node's place).
+   */
+  readonly atSequence?: number;
   /** Called with the directory's Stat whenever it is listed (semaphores check its data). */
   readonly onListing?: (dirStat: Stat) => Promise<void> | void;
 }
@@ -160,7 +165,11 @@ export class LockDriver {
     for (;;) {
       const created =
         count === 1
-          ? this.session.createWithStat(base, { mode: 'EPHEMERAL_SEQUENTIAL', data: req.data }).then((r) => ({ paths: [r.path], czxid: r.stat.czxid as bigint | undefined }))
+          ? this.session
+              .createWithStat(req.atSequence === undefined ? base : base + formatSeq(req.atSequence), {
+                mode: req.atSequence === undefined ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL',
+                data: req.data,
+              }).then((r) => ({ paths: [r.path], czxid: r.stat.czxid as bigint | undefined }))
           : this.session
               .multi(Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data: req.data })))
               .then((rs) => ({ paths: rs.map((r) => (r.type === 'create' ? r.path : '')), czxid: undefined as bigint | undefined }));

@@ -121,7 +121,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   protected abstract holds(queue: readonly QueueNode[], index: number): boolean;
 
   /** Acquires `count` adjacent nodes; the shared body of every recipe's `acquire`. */
-  protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | null> {
+  protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, atSequence?: number): Promise<LockHandle | null> {
     const opts = options ?? {};
     if (typeof opts !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(opts)}`);
     const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
@@ -137,6 +137,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       data: this.data,
       watchOwnNode: this.watchOwnNode,
       onListing: (stat) => this.checkDirectory(stat),
+      atSequence,
     });
     this.pending.add(attempt);
     try {

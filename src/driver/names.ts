@@ -19,9 +19,10 @@ export interface QueueNode {
 }
 
 const PROTECTED = /^_c_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-/;
-// ZooKeeper formats the parent's int32 cversion with %010d: past 2^31 it turns negative
-// (`lock--2147483648`), so the sign is only read right after the lock name.
-const SEQUENCE = /^-?\d{10}$/;
+// ZooKeeper formats the parent's int32 cversion with %010d: past 2^31 it turns negative, and
+// the sign counts in the width (`-000000001`, `-2147483648`). The sign is only read right after
+// the lock name.
+const SEQUENCE = /^(?:\d{10}|-\d{9,10})$/;
 
 /** A fresh protection prefix, `_c_<uuid>-`. */
 export function protectedPrefix(uuid: string = randomUUID()): string {
@@ -42,6 +43,12 @@ export function parseNode(name: string, kinds: readonly string[]): QueueNode | u
     if (SEQUENCE.test(digits)) return { name, kind, seq: Number(digits) >>> 0, uuid };
   }
   return undefined;
+}
+
+/** Formats a sequence number the way ZooKeeper does (`%010d` of the signed 32-bit value). */
+export function formatSeq(seq: number): string {
+  const signed = seq | 0;
+  return signed < 0 ? `-${String(-signed).padStart(9, '0')}` : String(signed).padStart(10, '0');
 }
 
 /**

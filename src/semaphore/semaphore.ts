@@ -62,7 +62,7 @@ export class Semaphore extends LockRecipe {
   }
 
   /** Takes `leases` leases (default 1) if free right now; otherwise resolves to `null`. */
-  tryAcquire(leases = 1): Promise<LockHandle | null> {
+  async tryAcquire(leases = 1): Promise<LockHandle | null> {
     return this.acquireNodes(this.checkLeases(leases), undefined, true);
   }
 
@@ -78,8 +78,12 @@ export class Semaphore extends LockRecipe {
     return leases;
   }
 
-  protected holds(_queue: readonly QueueNode[], index: number): boolean {
-    return index < this.maxLeases;
+  protected holds(queue: readonly QueueNode[], index: number): boolean {
+    // A multi-lease request is adjacent nodes sharing one uuid: they hold together or not at all.
+    const uuid = queue[index]?.uuid;
+    let end = index + 1;
+    while (uuid !== undefined && queue[end]?.uuid === uuid) end++;
+    return end <= this.maxLeases;
   }
 
   /** Verifies (once per incarnation of the directory) that it records our `maxLeases`. */

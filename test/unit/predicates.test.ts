@@ -4,7 +4,7 @@
 // relies on when it re-evaluates a snapshot minus the deletions it was told of.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compareSeq, parseNode, sortChildren, type QueueNode } from '../../src/driver/names.js';
+import { compareSeq, parseNode, sortChildren, type QueueNode, formatSeq } from '../../src/driver/names.js';
 import { readPredicate, windowPredicate, writePredicate, type Decision, type Predicate } from '../../src/driver/predicates.js';
 
 const U1 = '0b1f6a52-6f0e-4a43-9d1c-5b0e7f3c2a11';
@@ -44,6 +44,21 @@ describe('parseNode', () => {
     assert.equal(parseNode(prot(U1, 'lock-', '-2147483647'), LOCK)?.seq, 2147483649);
     assert.equal(parseNode('lock--2147483646', LOCK)?.seq, 2147483650);
     assert.equal(parseNode('__WRIT__-2147483648', RW)?.seq, 2147483648);
+    // %010d counts the sign in the width: -1 is "-000000001" (9 digits).
+    assert.equal(parseNode('lock--000000001', LOCK)?.seq, 4294967295);
+    assert.equal(parseNode('lock--000000002', LOCK)?.seq, 4294967294);
+    assert.deepEqual(
+      sortChildren(['lock--000000001', 'lock-0000000000', 'lock--000000002'], LOCK).map((n) => n.name),
+      ['lock--000000002', 'lock--000000001', 'lock-0000000000'],
+    );
+  });
+
+  test('formatSeq writes what ZooKeeper writes (%010d of the signed value) and parseNode reads it back', () => {
+    assert.equal(formatSeq(7), '0000000007');
+    assert.equal(formatSeq(2147483647), '2147483647');
+    assert.equal(formatSeq(2147483648), '-2147483648');
+    assert.equal(formatSeq(4294967295), '-000000001');
+    for (const seq of [0, 1, 2147483647, 2147483648, 3000000000, 4294967295]) assert.equal(parseNode(`lock-${formatSeq(seq)}`, LOCK)?.seq, seq);
   });
 
   const foreign: readonly (readonly [string, readonly string[]])[] = [

@@ -1,0 +1,7 @@
+/**
+ * Leader election recipes: {@link LeaderLatch} and {@link LeaderSelector}.
+ *
+ * @module
+ */
+export { LeaderLatch, type LeaderLatchEvents, type LeaderLatchOptions, type LeaderParticipant, type LeadershipPolicy } from './latch.js';
+export { LeaderSelector, type RunOptions } from './selector.js';

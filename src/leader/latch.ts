@@ -1,0 +1,261 @@
+/**
+ * {@link LeaderLatch}: leader election where one participant at a time holds leadership.
+ *
+ * @module
+ */
+import { hostname } from 'node:os';
+import { EventEmitter } from 'eventemitter3';
+import type { ZkSession } from '../client/session.js';
+import type { ConnectionState } from '../client/types.js';
+import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
+import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
+import { sortChildren } from '../driver/names.js';
+import { windowPredicate } from '../driver/predicates.js';
+import { ParentReaper } from '../driver/reaper.js';
+import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError } from '../errors.js';
+import { deferred, raceAbort } from '../util/abort.js';
+
+/** When a leader stops considering itself leader. */
+export type LeadershipPolicy = 'suspended' | 'lost';
+
+/** Options of a {@link LeaderLatch}. */
+export interface LeaderLatchOptions {
+  /** Stored in our node and reported by `participants()` / `leader()`. Default `hostname:pid`. */
+  participantId?: string;
+  /**
+   * `'suspended'` (default): leadership ends as soon as the connection is suspended, before the
+   * server could expire the session, so two leaders never overlap. `'lost'`: keep it through a
+   * suspension and end it only when the session is lost (fewer leader changes on flaky links).
+   */
+  policy?: LeadershipPolicy;
+  /** Lock name of the latch nodes. Default `latch-` (Curator's `LeaderLatch`). */
+  lockName?: string;
+}
+
+/** A participant of an election. */
+export interface LeaderParticipant {
+  /** The participant id stored in its node. */
+  id: string;
+  /** Full path of its node. */
+  path: string;
+  /** Whether it is the leader (first in the queue). */
+  isLeader: boolean;
+}
+
+/** Typed events of a {@link LeaderLatch}. */
+export interface LeaderLatchEvents {
+  /** This participant became leader; `signal` aborts when that leadership ends. */
+  elected: (signal: AbortSignal) => void;
+  /** This participant's leadership ended (suspension, loss, node deleted, or close). */
+  revoked: (reason: LockLostError | ClosedError) => void;
+  /** Something went wrong while (re-)entering the election; it is retried. */
+  error: (error: Error) => void;
+}
+
+/**
+ * Leader election (Curator's `LeaderLatch` layout: `_c_<uuid>-latch-<seq>` ephemeral sequential
+ * nodes; the first one leads). After `start()` the participant stays in the election until
+ * `close()`: when it loses leadership (suspension under the default policy, session loss, its
+ * node deleted) it is told (`revoked`, and the leadership signal aborts), leaves, and re-enters
+ * at the back of the queue once connected again, in the current session.
+ *
+ * Before declaring itself leader it checks that its node belongs to its *current* session (a
+ * node of an older session must never make it leader: the cause of Curator's two-leader bug
+ * CURATOR-696).
+ */
+export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
+  /** The election's directory. */
+  readonly path: string;
+  private readonly driver: LockDriver;
+  private readonly reaper: ParentReaper;
+  private readonly data: Buffer;
+  private readonly policy: LeadershipPolicy;
+  private readonly kinds: readonly string[];
+  private started = false;
+  private readonly closeController = new AbortController();
+  private closing: Promise<void> | undefined;
+  private loop: Promise<void> | undefined;
+  private leadership: AbortController | undefined;
+  private readonly onState: (s: ConnectionState) => void;
+
+  /** Creates a participant on `path`; call `start()` to enter the election. */
+  constructor(
+    private readonly session: ZkSession,
+    path: string,
+    options: LeaderLatchOptions = {},
+  ) {
+    super();
+    if (session === null || typeof session !== 'object' || typeof (session as Partial<ZkSession>).createWithStat !== 'function') {
+      throw new InvalidArgumentError(`leader latch: session must be a ZkSession, got ${describe(session)}`);
+    }
+    validatePath(path, 'leader latch path');
+    if (path === '/') throw new InvalidArgumentError('leader latch path must not be the root');
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
+    const policy = options.policy ?? 'suspended';
+    if (policy !== 'suspended' && policy !== 'lost') throw new InvalidArgumentError(`policy must be 'suspended' or 'lost', got ${describe(policy)}`);
+    if (options.participantId !== undefined && typeof options.participantId !== 'string') {
+      throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
+    }
+    const lockName = options.lockName ?? 'latch-';
+    if (typeof lockName !== 'string' || lockName === '' || lockName.includes('/')) throw new InvalidArgumentError(`lockName must be a non-empty string without "/", got ${describe(lockName)}`);
+    this.path = path;
+    this.policy = policy;
+    this.kinds = [lockName];
+    this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
+    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1) });
+    this.reaper = new ParentReaper(session, 10_000);
+    this.onState = (s) => {
+      if (s === 'SUSPENDED' && this.policy === 'suspended') this.endLeadership(new LockLostError(`leadership of ${this.path} ended: connection suspended`, { path }));
+    };
+  }
+
+  /** Whether this participant is the leader right now. */
+  get hasLeadership(): boolean {
+    return this.leadership !== undefined && !this.leadership.signal.aborted;
+  }
+
+  /** Aborts when the current leadership ends; undefined while not leader. */
+  get leadershipSignal(): AbortSignal | undefined {
+    return this.hasLeadership ? this.leadership?.signal : undefined;
+  }
+
+  /** Enters the election. Throws `IllegalStateError` if already started, `ClosedError` after close. */
+  start(): void {
+    if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);
+    if (this.started) throw new IllegalStateError(`leader latch ${this.path} was already started`);
+    if (this.session.closed) throw new ClosedError(`the session of leader latch ${this.path} is closed`);
+    this.started = true;
+    this.session.on('state', this.onState);
+    this.loop = this.run();
+  }
+
+  /**
+   * Resolves once this participant is leader (at once if it is). Rejects with
+   * `LockTimeoutError` after `timeoutMs`, the abort reason, or `ClosedError` on close.
+   */
+  async awaitLeadership(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+    const timeoutMs = checkTimeout(options.timeoutMs);
+    const signal = checkSignal(options.signal);
+    if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);
+    if (!this.started) throw new IllegalStateError(`leader latch ${this.path} was not started; call start() first`);
+    if (this.hasLeadership) return;
+    const elected = deferred<void>();
+    const onElected = (): void => elected.resolve();
+    this.on('elected', onElected);
+    const onClose = (): void => elected.reject(new ClosedError(`leader latch ${this.path} closed while awaiting leadership`));
+    this.closeController.signal.addEventListener('abort', onClose, { once: true });
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => elected.reject(new LockTimeoutError(`not elected leader of ${this.path} within ${timeoutMs} ms`, { path: this.path })), timeoutMs);
+    try {
+      await raceAbort(elected.promise, signal);
+    } finally {
+      clearTimeout(timer);
+      this.off('elected', onElected);
+      this.closeController.signal.removeEventListener('abort', onClose);
+    }
+  }
+
+  private async run(): Promise<void> {
+    const stop = this.closeController.signal;
+    while (!stop.aborted) {
+      let held: HeldNodes | null = null;
+      try {
+        await this.session.waitConnected({ signal: stop });
+        this.reaper.cancel(this.path);
+        held = await this.driver.acquire({ signal: stop, data: this.data, watchOwnNode: true });
+        if (!held) continue;
+        // Our node must belong to the session we are connected with now (CURATOR-696).
+        if (held.sessionId !== this.session.sessionId || held.sessionSignal.aborted || (this.policy === 'suspended' && this.session.state === 'SUSPENDED')) {
+          await this.driver.remove(held.paths);
+          continue;
+        }
+        await this.lead(held);
+      } catch (err) {
+        if (stop.aborted) break;
+        this.emit('error', err instanceof Error ? err : new Error(String(err)));
+      } finally {
+        if (held) {
+          held.ownWatchAbort?.abort();
+          await this.driver.remove(held.paths);
+        }
+      }
+    }
+  }
+
+  /** Holds leadership until it ends for any reason. */
+  private async lead(held: HeldNodes): Promise<void> {
+    const leadership = new AbortController();
+    this.leadership = leadership;
+    const end = (why: string, cause?: unknown): void => this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }));
+    const onSession = (): void => end('the session was lost', held.sessionSignal.reason);
+    held.sessionSignal.addEventListener('abort', onSession, { once: true });
+    const onClose = (): void => this.endLeadership(new ClosedError(`leader latch ${this.path} closed`));
+    this.closeController.signal.addEventListener('abort', onClose, { once: true });
+    held.ownWatch?.then(
+      () => end('our node was changed or deleted by someone else'),
+      () => undefined,
+    );
+    try {
+      this.emit('elected', leadership.signal);
+      if (!leadership.signal.aborted) await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
+    } finally {
+      held.sessionSignal.removeEventListener('abort', onSession);
+      this.closeController.signal.removeEventListener('abort', onClose);
+    }
+  }
+
+  private endLeadership(reason: LockLostError | ClosedError): void {
+    const l = this.leadership;
+    if (!l || l.signal.aborted) return;
+    l.abort(reason);
+    this.leadership = undefined;
+    this.emit('revoked', reason);
+  }
+
+  /** The participants in queue order, the leader first. */
+  async participants(): Promise<LeaderParticipant[]> {
+    if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);
+    let children: string[];
+    try {
+      children = (await this.session.getChildren(this.path)).children;
+    } catch (err) {
+      if (err instanceof NoNodeError) return [];
+      throw err;
+    }
+    const queue = sortChildren(children, this.kinds);
+    const out = await Promise.all(
+      queue.map((n) =>
+        this.session.getData(`${this.path}/${n.name}`).then(
+          (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, isLeader: false }),
+          (err: unknown) => {
+            if (err instanceof NoNodeError) return undefined;
+            throw err;
+          },
+        ),
+      ),
+    );
+    const present = out.filter((p): p is LeaderParticipant => p !== undefined);
+    if (present[0]) present[0].isLeader = true;
+    return present;
+  }
+
+  /** The current leader, or undefined when nobody is in the election. */
+  async leader(): Promise<LeaderParticipant | undefined> {
+    return (await this.participants())[0];
+  }
+
+  /** Leaves the election (relinquishing leadership) and deletes our node. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closeController.abort(new ClosedError(`leader latch ${this.path} closed`));
+      this.session.off('state', this.onState);
+      await this.loop?.catch(() => undefined);
+      this.reaper.stop();
+    })();
+    return this.closing;
+  }
+
+  /** Same as `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

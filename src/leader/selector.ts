@@ -1,0 +1,101 @@
+/**
+ * {@link LeaderSelector}: leadership that lasts while a callback runs.
+ *
+ * @module
+ */
+import type { ZkSession } from '../client/session.js';
+import { checkSignal, describe } from '../client/validate.js';
+import { ClosedError, IllegalStateError, InvalidArgumentError } from '../errors.js';
+import { LeaderLatch, type LeaderLatchOptions, type LeaderParticipant } from './latch.js';
+
+/** Options of {@link LeaderSelector.run}. */
+export interface RunOptions {
+  /** Re-enter the election after each term (Curator's `autoRequeue`). Default false. */
+  requeue?: boolean;
+  /** Stops: no further terms; a running term's signal aborts. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Leader election where leadership lasts while a callback runs (Curator's `LeaderSelector`).
+ * `run(fn)` waits to be elected, calls `fn(signal)`, and relinquishes leadership when `fn`
+ * settles; `signal` aborts if leadership is lost meanwhile (suspension under the default
+ * policy, session loss, node deleted): stop acting as leader at once. With `requeue`, the
+ * participant re-enters the election after each term.
+ *
+ * Nodes are `_c_<uuid>-lock-<seq>` (Curator's `LeaderSelector` is a mutex on its path).
+ */
+export class LeaderSelector {
+  private readonly options: LeaderLatchOptions;
+  private running = false;
+  private latch: LeaderLatch | undefined;
+  private closed = false;
+
+  /** Creates a selector on `path`. */
+  constructor(
+    private readonly session: ZkSession,
+    /** The election's directory. */
+    readonly path: string,
+    options: LeaderLatchOptions = {},
+  ) {
+    this.options = { lockName: 'lock-', ...options };
+    // Validates everything up front (the latch is created per run).
+    void new LeaderLatch(session, path, this.options);
+  }
+
+  /**
+   * Runs terms of leadership: resolves after the first term when `requeue` is false, or when
+   * `signal` aborts / `close()` is called with `requeue`. Rejects with what `fn` threw.
+   */
+  async run(fn: (signal: AbortSignal) => unknown, options: RunOptions = {}): Promise<void> {
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`run needs a function, got ${describe(fn)}`);
+    const signal = checkSignal(options.signal);
+    if (this.closed) throw new ClosedError(`leader selector ${this.path} is closed`);
+    if (this.running) throw new IllegalStateError(`leader selector ${this.path} is already running`);
+    this.running = true;
+    try {
+      do {
+        signal?.throwIfAborted();
+        const latch = new LeaderLatch(this.session, this.path, this.options);
+        this.latch = latch;
+        latch.start();
+        try {
+          await latch.awaitLeadership({ signal });
+          const term = latch.leadershipSignal;
+          if (!term) continue; // lost again before we looked
+          const stop = signal ? AbortSignal.any([term, signal]) : term;
+          await fn(stop);
+        } finally {
+          await latch.close();
+          this.latch = undefined;
+        }
+      } while (options.requeue && !this.closed && !signal?.aborted);
+    } catch (err) {
+      if (this.closed && err instanceof ClosedError) return;
+      throw err;
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Whether this participant is leader right now. */
+  get hasLeadership(): boolean {
+    return this.latch?.hasLeadership ?? false;
+  }
+
+  /** The participants in queue order, the leader first. */
+  participants(): Promise<LeaderParticipant[]> {
+    return new LeaderLatch(this.session, this.path, this.options).participants();
+  }
+
+  /** Stops: a running term's signal aborts, no further terms; our node is deleted. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.latch?.close();
+  }
+
+  /** Same as `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * {@link ReadWriteLock}: a distributed read-write lock with Curator's layout.
+ *
+ * @module
+ */
+import type { ZkSession } from '../client/session.js';
+import type { LockHandle } from '../driver/handle.js';
+import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
+import { parseNode, type QueueNode } from '../driver/names.js';
+import { readPredicate, writePredicate } from '../driver/predicates.js';
+import { IllegalStateError } from '../errors.js';
+
+/** Options of a {@link ReadWriteLock}. */
+export type ReadWriteLockOptions = LockOptions;
+
+const READ = '__READ__';
+const WRITE = '__WRIT__';
+// Equal sequences sort read first: a downgrade's read node takes its write node's place.
+const KINDS = [READ, WRITE] as const;
+
+/**
+ * A distributed read-write lock: many readers, or one writer. Curator's
+ * `InterProcessReadWriteLock` layout: `_c_<uuid>-__READ__<seq>` and `_c_<uuid>-__WRIT__<seq>`
+ * ephemeral sequential nodes under one path, so Java and Node participants interoperate.
+ *
+ * - **Fair, no writer starvation**: strict FIFO by sequence; a reader that arrives after a
+ *   waiting writer queues behind it. A reader waits on the nearest preceding write node; a
+ *   writer waits on its immediate predecessor, reader or writer.
+ * - **Downgrade**: while this instance holds the write lock, `readLock().acquire()` takes the
+ *   read lock at once, in the write node's place (a read node carrying the write node's
+ *   sequence), so a writer queued behind cannot slip in when the write lock is then released
+ *   (Curator before 5.5 let it: CURATOR-621).
+ * - **Upgrade** (asking for the write lock while this instance holds only read locks) would wait
+ *   for itself forever: it is rejected at once with `IllegalStateError`.
+ * - An instance is one participant: use separate instances for independent flows.
+ * - Suspension, loss, fencing tokens and cleanup work as for {@link Mutex}.
+ */
+export class ReadWriteLock {
+  private readonly reader: ReadLock;
+  private readonly writer: WriteLock;
+
+  /** Creates a read-write lock on `path` (its directory; created on demand). */
+  constructor(session: ZkSession, path: string, options: ReadWriteLockOptions = {}) {
+    this.writer = new WriteLock(session, path, options, () => this.reader.heldHandles.length > 0);
+    this.reader = new ReadLock(session, path, options, () => this.writer.heldHandles[0]);
+  }
+
+  /** The shared (read) side. */
+  readLock(): ReadLock {
+    return this.reader;
+  }
+
+  /** The exclusive (write) side. */
+  writeLock(): WriteLock {
+    return this.writer;
+  }
+
+  /** Closes both sides: releases what they hold and gives up pending acquisitions. */
+  async close(): Promise<void> {
+    await Promise.all([this.reader.close(), this.writer.close()]);
+  }
+
+  /** Same as `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/** The read side of a {@link ReadWriteLock}: shared with other readers, excluded by writers. */
+export class ReadLock extends LockRecipe {
+  /** @internal */
+  constructor(
+    session: ZkSession,
+    path: string,
+    options: ReadWriteLockOptions,
+    private readonly heldWrite: () => LockHandle | undefined,
+  ) {
+    super(session, path, { lockName: READ, kinds: KINDS, predicate: readPredicate(WRITE) }, options, 'read lock');
+  }
+
+  /**
+   * Waits for the read lock. If this lock's write side is held, it is a downgrade and is granted
+   * at once. Rejects with `LockTimeoutError` after `timeoutMs`, or the abort reason.
+   */
+  async acquire(options?: AcquireOptions): Promise<LockHandle> {
+    return (await this.acquireNodes(1, options, false, this.downgradeSequence())) as LockHandle;
+  }
+
+  /** Takes the read lock if no writer holds or waits ahead; otherwise `null`. */
+  tryAcquire(): Promise<LockHandle | null> {
+    return this.acquireNodes(1, undefined, true, this.downgradeSequence());
+  }
+
+  /** Runs `fn` while holding the read lock, then releases it. */
+  async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
+    return this.runWith(await this.acquire(options), fn);
+  }
+
+  private downgradeSequence(): number | undefined {
+    const write = this.heldWrite();
+    if (!write?.isHeld) return undefined;
+    return parseNode(write.path.slice(write.path.lastIndexOf('/') + 1), KINDS)?.seq;
+  }
+
+  protected holds(queue: readonly QueueNode[], index: number): boolean {
+    return queue[index]?.kind === READ && readPredicate(WRITE)(queue, index, 1).hold;
+  }
+}
+
+/** The write side of a {@link ReadWriteLock}: excludes readers and other writers. */
+export class WriteLock extends LockRecipe {
+  /** @internal */
+  constructor(
+    session: ZkSession,
+    path: string,
+    options: ReadWriteLockOptions,
+    private readonly holdsRead: () => boolean,
+  ) {
+    // A downgrade inserts a read node ahead of queued writers: re-list before granting.
+    super(session, path, { lockName: WRITE, kinds: KINDS, predicate: writePredicate, insertions: true }, options, 'write lock');
+  }
+
+  /** Waits for the write lock. Rejects with `IllegalStateError` at once if it would be an upgrade. */
+  async acquire(options?: AcquireOptions): Promise<LockHandle> {
+    this.refuseUpgrade();
+    return (await this.acquireNodes(1, options, false)) as LockHandle;
+  }
+
+  /** Takes the write lock if nobody holds or waits ahead; otherwise `null`. */
+  async tryAcquire(): Promise<LockHandle | null> {
+    this.refuseUpgrade();
+    return this.acquireNodes(1, undefined, true);
+  }
+
+  /** Runs `fn` while holding the write lock, then releases it. */
+  async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
+    return this.runWith(await this.acquire(options), fn);
+  }
+
+  private refuseUpgrade(): void {
+    if (this.holdsRead() && this.heldHandles.length === 0) {
+      throw new IllegalStateError(
+        `write lock ${this.path}: this ReadWriteLock holds the read lock; upgrading would wait for itself forever. Release the read lock first (or use another ReadWriteLock instance for an independent flow)`,
+        { path: this.path },
+      );
+    }
+  }
+
+  protected holds(queue: readonly QueueNode[], index: number): boolean {
+    return index === 0 && queue[0]?.kind === WRITE;
+  }
+}
