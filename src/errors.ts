@@ -14,7 +14,8 @@ export type LocalErrorCode =
   | 'NOT_HELD'
   | 'TIMEOUT'
   | 'LEASE_MISMATCH'
-  | 'ILLEGAL_STATE';
+  | 'ILLEGAL_STATE'
+  | 'QUEUE_LAYOUT';
 
 /** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. */
 export type ServerErrorCode =
@@ -104,7 +105,15 @@ export class IllegalStateError extends ZkRecipesError {
   }
 }
 
-/** A blocking call (lock acquisition, leadership wait, queue take) ran out of its `timeoutMs`. */
+/** A wait that is not a lock acquisition (connecting, a queue take) ran out of its `timeoutMs`. */
+export class OperationTimeoutError extends ZkRecipesError {
+  /** Creates the error; the message says what was waited for and how long. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('TIMEOUT', message, options);
+  }
+}
+
+/** A lock acquisition or leadership wait ran out of its `timeoutMs`. */
 export class LockTimeoutError extends ZkRecipesError {
   /** Creates the error; the message names the path and the timeout. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -128,6 +137,14 @@ export class NotHeldError extends ZkRecipesError {
   /** Creates the error; the message names the lock. */
   constructor(message: string, options?: ZkErrorOptions) {
     super('NOT_HELD', message, options);
+  }
+}
+
+/** A queue's znodes are not laid out as expected (e.g. a bucket too large to list safely). */
+export class QueueLayoutError extends ZkRecipesError {
+  /** Creates the error; the message names the node and the problem. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('QUEUE_LAYOUT', message, options);
   }
 }
 

@@ -15,3 +15,4 @@ export * from './mutex/index.js';
 export * from './semaphore/index.js';
 export * from './rwlock/index.js';
 export * from './leader/index.js';
+export * from './queue/index.js';

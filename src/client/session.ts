@@ -9,8 +9,8 @@ import {
   InvalidArgumentError,
   NoNodeError,
   NodeExistsError,
+  OperationTimeoutError,
   SessionExpiredError,
-  ZkRecipesError,
   ZooKeeperError,
 } from '../errors.js';
 import { deferred, delay, raceAbort } from '../util/abort.js';
@@ -269,7 +269,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
       timeoutMs === undefined
         ? undefined
         : setTimeout(
-            () => done.reject(new ZkRecipesError('TIMEOUT', `could not connect to ${this.connectString} within ${timeoutMs} ms; is ZooKeeper running there?`)),
+            () => done.reject(new OperationTimeoutError(`could not connect to ${this.connectString} within ${timeoutMs} ms; is ZooKeeper running there?`)),
             timeoutMs,
           );
     try {

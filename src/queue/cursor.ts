@@ -1,0 +1,129 @@
+/**
+ * Reading a queue in order: the lowest priority first, within it the oldest bucket first,
+ * within a bucket by sequence. Lists one bucket at a time and never one too large to list.
+ *
+ * @internal
+ * @module
+ */
+import type { ZkSession } from '../client/session.js';
+import { NoNodeError, QueueLayoutError } from '../errors.js';
+import { bucketName, MAX_LISTING, parseBucket, parsePriority, priorityDir, sortItems } from './layout.js';
+
+/** An item's place: its priority directory, bucket and name. */
+export interface ItemRef {
+  readonly pdir: string;
+  readonly bucket: string;
+  readonly name: string;
+  readonly path: string;
+}
+
+/** Where idle consumers watch for new items: these directories' children. */
+export interface WatchPoints {
+  readonly dirs: readonly string[];
+}
+
+/** A consumer's view of the head of the queue, refreshed on demand. */
+export class Cursor {
+  private cache: ItemRef[] = [];
+  private misses = 0;
+
+  constructor(
+    private readonly session: ZkSession,
+    private readonly items: string,
+  ) {}
+
+  /**
+   * The next candidate item, or undefined when the queue is empty. With one consumer this is
+   * always the head (strict FIFO); after collisions with other consumers it picks at random
+   * among the first few, so consumers stop fighting over the same item.
+   */
+  async next(): Promise<ItemRef | undefined> {
+    if (this.cache.length === 0 || this.misses >= 2) await this.refresh();
+    if (this.cache.length === 0) return undefined;
+    const index = this.misses === 0 ? 0 : Math.floor(Math.random() * Math.min(this.cache.length, 16));
+    const [ref] = this.cache.splice(index, 1);
+    return ref;
+  }
+
+  /** The candidate was taken by someone else. */
+  missed(): void {
+    this.misses += 1;
+  }
+
+  /** The candidate was ours. */
+  hit(): void {
+    this.misses = 0;
+  }
+
+  /** Forgets the cached listing (after a wake-up). */
+  invalidate(): void {
+    this.cache = [];
+  }
+
+  /** Lists the lowest non-empty bucket; reaps drained buckets that are not a tail. */
+  async refresh(): Promise<void> {
+    this.misses = 0;
+    this.cache = [];
+    for (const pdir of await this.priorities()) {
+      const buckets = await this.children(`${this.items}/${pdir}`, parseBucket);
+      for (const [i, b] of buckets.entries()) {
+        const bucket = bucketName(b);
+        const dir = `${this.items}/${pdir}/${bucket}`;
+        const stat = await this.session.exists(dir);
+        if (!stat) continue;
+        if (stat.numChildren > MAX_LISTING) {
+          throw new QueueLayoutError(`queue bucket ${dir} has ${stat.numChildren} children, more than can be listed safely (${MAX_LISTING}); refusing to list it`, { path: dir });
+        }
+        if (stat.numChildren === 0) {
+          // Drained, and producers have moved on: remove it (a late producer gets NoNode and
+          // moves to the tail).
+          if (i < buckets.length - 1) await this.session.delete(dir, { version: stat.version }).catch(() => undefined);
+          continue;
+        }
+        const names = sortItems((await this.session.getChildren(dir)).children);
+        if (names.length === 0) continue;
+        this.cache = names.map((name) => ({ pdir, bucket, name, path: `${dir}/${name}` }));
+        return;
+      }
+    }
+  }
+
+  /** Directories whose children change when an item is put anywhere (for idle consumers). */
+  async watchPoints(): Promise<WatchPoints> {
+    const dirs = [this.items];
+    for (const pdir of await this.priorities()) {
+      dirs.push(`${this.items}/${pdir}`);
+      const buckets = await this.children(`${this.items}/${pdir}`, parseBucket);
+      const tail = buckets[buckets.length - 1];
+      if (tail !== undefined) dirs.push(`${this.items}/${pdir}/${bucketName(tail)}`);
+    }
+    return { dirs };
+  }
+
+  /** Number of items (sum over buckets; claimed items included). */
+  async size(): Promise<number> {
+    let total = 0;
+    for (const pdir of await this.priorities()) {
+      const buckets = await this.children(`${this.items}/${pdir}`, parseBucket);
+      const stats = await Promise.all(buckets.map((b) => this.session.exists(`${this.items}/${pdir}/${bucketName(b)}`)));
+      for (const st of stats) total += st?.numChildren ?? 0;
+    }
+    return total;
+  }
+
+  private async priorities(): Promise<string[]> {
+    return (await this.children(this.items, parsePriority)).map(priorityDir);
+  }
+
+  private async children(dir: string, parse: (name: string) => number | undefined): Promise<number[]> {
+    try {
+      return (await this.session.getChildren(dir)).children
+        .map(parse)
+        .filter((n): n is number => n !== undefined)
+        .sort((a, b) => a - b);
+    } catch (err) {
+      if (err instanceof NoNodeError) return [];
+      throw err;
+    }
+  }
+}

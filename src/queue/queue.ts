@@ -1,0 +1,356 @@
+/**
+ * {@link DistributedQueue}: a FIFO queue with priorities, at-most-once takes and at-least-once
+ * consumers.
+ *
+ * @module
+ */
+import { hostname } from 'node:os';
+import type { ZkSession } from '../client/session.js';
+import type { NodeData, WatchEvent } from '../client/types.js';
+import { checkInt, checkSignal, checkTimeout, describe, toBuffer, validatePath } from '../client/validate.js';
+import { LockDriver } from '../driver/lock-driver.js';
+import { windowPredicate } from '../driver/predicates.js';
+import { BadVersionError, ClosedError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { Cursor, type ItemRef } from './cursor.js';
+import { claimName, PRIORITY_RANGE } from './layout.js';
+import { Producer } from './producer.js';
+
+/** Options of a {@link DistributedQueue}. */
+export interface QueueOptions {
+  /** Shown as the data of this consumer's nodes. Default `hostname:pid`. */
+  participantId?: string;
+}
+
+/** Options of `put` / `putAll`. */
+export interface PutOptions {
+  /** 0 to 999, lower is served first; FIFO within a priority. Default 500. */
+  priority?: number;
+}
+
+/** Options of `take`. */
+export interface TakeOptions {
+  /** Give up after this many ms with `OperationTimeoutError`. Default: wait without limit. */
+  timeoutMs?: number;
+  /** Give up when this aborts, rejecting with its reason. */
+  signal?: AbortSignal;
+}
+
+/** What an at-least-once handler is given besides the item's data. */
+export interface Delivery {
+  /** How many times this item was delivered before (0 the first time). */
+  redeliveries: number;
+  /** Full path of the item node. */
+  path: string;
+  /** Aborts if our claim is lost (session lost): stop, the item will be redelivered. */
+  signal: AbortSignal;
+}
+
+/** Options of `consume`. */
+export interface ConsumeOptions {
+  /** Items handled at once by this consumer. Default 1. */
+  concurrency?: number;
+  /** Stops consuming (in-flight handlers finish first). */
+  signal?: AbortSignal;
+  /** Called when a handler throws (the item is then redelivered). */
+  onError?: (error: unknown, item: { path: string; redeliveries: number }) => void;
+}
+
+const noop = (): void => undefined;
+
+/**
+ * A distributed FIFO queue on ZooKeeper, with priorities.
+ *
+ * - **Producers**: `put(data)` / `putAll(items)` (one transaction) create persistent sequential
+ *   items, exactly once even if a reply is lost. Items live in buckets of 10 000 under one
+ *   directory per priority, so listings stay small however long the queue is.
+ * - **At-most-once**: `take()` / `poll()` claim an item by deleting it, then return it. If the
+ *   consumer dies after that, the item is gone.
+ * - **At-least-once**: `consume(handler)` claims an item with an ephemeral claim node, runs the
+ *   handler and deletes the item only after it resolves; if the handler throws or the session
+ *   is lost, the claim goes away and the item is delivered again (`redeliveries` counts).
+ * - **Ordering**: strict FIFO (within a priority) only with a single consumer; with several,
+ *   items are taken roughly in order and each exactly once (at-most-once) or at least once.
+ * - **No herd**: consumers with nothing to do line up (a mutex under `consumers/`); only the
+ *   one at the head watches for new items, so a put wakes one consumer, not all.
+ */
+export class DistributedQueue {
+  /** The queue's root path. */
+  readonly path: string;
+  private readonly producer: Producer;
+  private readonly cursor: Cursor;
+  private readonly line: LockDriver;
+  private readonly data: Buffer;
+  private readonly closeController = new AbortController();
+  private readonly running = new Set<Promise<unknown>>();
+  private closing: Promise<void> | undefined;
+
+  /** Creates a queue handle on `path` (created on demand). */
+  constructor(
+    private readonly session: ZkSession,
+    path: string,
+    options: QueueOptions = {},
+  ) {
+    if (session === null || typeof session !== 'object' || typeof (session as Partial<ZkSession>).createWithStat !== 'function') {
+      throw new InvalidArgumentError(`queue: session must be a ZkSession, got ${describe(session)}`);
+    }
+    validatePath(path, 'queue path');
+    if (path === '/') throw new InvalidArgumentError('queue path must not be the root');
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
+    if (options.participantId !== undefined && typeof options.participantId !== 'string') throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
+    this.path = path;
+    this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
+    this.producer = new Producer(session, `${path}/items`);
+    this.cursor = new Cursor(session, `${path}/items`);
+    this.line = new LockDriver(session, `${path}/consumers`, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1) });
+  }
+
+  /** Adds one item. Resolves to its path. */
+  async put(data: NodeData, options: PutOptions = {}): Promise<string> {
+    return (await this.putAll([data], options))[0] as string;
+  }
+
+  /** Adds several items atomically (one transaction), in order. Resolves to their paths. */
+  async putAll(items: readonly NodeData[], options: PutOptions = {}): Promise<string[]> {
+    this.assertOpen();
+    if (!Array.isArray(items) || items.length === 0) throw new InvalidArgumentError(`putAll needs a non-empty array of items, got ${describe(items)}`);
+    const priority = checkInt(options.priority, 'priority', PRIORITY_RANGE.min, PRIORITY_RANGE.max, PRIORITY_RANGE.default);
+    const payloads = items.map((d, i) => toBuffer(d, this.session.dataLimit, `${this.path} item #${i}`) ?? Buffer.alloc(0));
+    const total = payloads.reduce((n, b) => n + b.length + 64, 0);
+    if (total > this.session.dataLimit) {
+      throw new InvalidArgumentError(`putAll of ${items.length} items is about ${total} bytes, over the ${this.session.dataLimit}-byte request limit; split it`, { path: this.path });
+    }
+    return this.producer.put(payloads, priority);
+  }
+
+  /** Takes the next item if there is one right now, else `null` (at-most-once). */
+  async poll(): Promise<Buffer | null> {
+    this.assertOpen();
+    return this.tryTake();
+  }
+
+  /**
+   * Takes the next item, waiting for one (at-most-once: the item is deleted, then returned).
+   * Rejects with `OperationTimeoutError` after `timeoutMs`, or the abort reason. Waiting leaves
+   * nothing behind when it gives up.
+   */
+  async take(options: TakeOptions = {}): Promise<Buffer> {
+    const timeoutMs = checkTimeout(options.timeoutMs);
+    const userSignal = checkSignal(options.signal);
+    this.assertOpen();
+    const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+    const signal = AbortSignal.any([this.closeController.signal, ...(userSignal ? [userSignal] : []), ...(timeout ? [timeout] : [])]);
+    try {
+      for (;;) {
+        const item = await this.tryTake();
+        if (item) return item;
+        const taken = await this.waitAtHead(signal, () => this.tryTake());
+        if (taken) return taken;
+      }
+    } catch (err) {
+      if (timeout?.aborted && !userSignal?.aborted && !this.closeController.signal.aborted) {
+        throw new OperationTimeoutError(`no item in queue ${this.path} within ${timeoutMs} ms`, { path: this.path });
+      }
+      if (this.closeController.signal.aborted && !userSignal?.aborted) throw new ClosedError(`queue ${this.path} closed while taking`, { cause: err });
+      throw err;
+    }
+  }
+
+  /** Claims by deletion: read the item, delete it; whoever deletes it owns it. */
+  private async tryTake(): Promise<Buffer | null> {
+    for (;;) {
+      const ref = await this.cursor.next();
+      if (!ref) return null;
+      try {
+        const { data, stat } = await this.session.getData(ref.path);
+        await this.session.delete(ref.path, { version: stat.version });
+        this.cursor.hit();
+        return data;
+      } catch (err) {
+        if (!(err instanceof NoNodeError || err instanceof BadVersionError)) throw err;
+        this.cursor.missed();
+      }
+    }
+  }
+
+  /**
+   * Lines up behind other idle consumers; at the head, watches for new items (and released
+   * claims) and runs `attempt` on every change until it yields something. Resolves to that.
+   */
+  private async waitAtHead<T>(signal: AbortSignal, attempt: () => Promise<T | null>, alsoWatch: readonly string[] = []): Promise<T | null> {
+    const held = await this.line.acquire({ signal, data: this.data, watchOwnNode: false });
+    if (!held) return null;
+    try {
+      for (;;) {
+        this.cursor.invalidate();
+        const result = await attempt();
+        if (result !== null) return result;
+        const watch = new AbortController();
+        const stop = AbortSignal.any([signal, watch.signal, held.sessionSignal]);
+        try {
+          const points = await this.cursor.watchPoints();
+          const watched = await Promise.all(
+            [...points.dirs, ...alsoWatch].map((dir) =>
+              // Wrapped: a promise resolved with a promise would wait for the watch to fire.
+              this.session.getChildrenWatch(dir, { signal: stop }).then(
+                (w): { changed: Promise<WatchEvent> } => {
+                  w.changed.catch(noop);
+                  return { changed: w.changed };
+                },
+                (err: unknown) => {
+                  if (err instanceof NoNodeError) return { changed: Promise.resolve<WatchEvent>({ type: 'NODE_DELETED', path: dir }) };
+                  throw err;
+                },
+              ),
+            ),
+          );
+          // Something may have arrived between the attempt and the watches: look again first.
+          const again = await attempt();
+          if (again !== null) return again;
+          await new Promise<void>((resolve, reject) => {
+            for (const w of watched) w.changed.then(() => resolve(), reject);
+            stop.addEventListener('abort', () => reject(stop.reason), { once: true });
+          });
+        } finally {
+          watch.abort();
+        }
+      }
+    } finally {
+      await this.line.remove(held.paths);
+    }
+  }
+
+  /**
+   * Consumes items at-least-once: claims one with an ephemeral claim node, runs `handler`, and
+   * deletes the item only after it resolves. On a throw (or session loss) the claim goes away and
+   * the item is delivered again. Resolves when `signal` aborts or the queue is closed, after
+   * in-flight handlers finished.
+   */
+  async consume(handler: (data: Buffer, delivery: Delivery) => unknown, options: ConsumeOptions = {}): Promise<void> {
+    if (typeof handler !== 'function') throw new InvalidArgumentError(`consume needs a handler function, got ${describe(handler)}`);
+    const concurrency = checkInt(options.concurrency, 'concurrency', 1, 1000, 1);
+    const userSignal = checkSignal(options.signal);
+    this.assertOpen();
+    const stop = userSignal ? AbortSignal.any([userSignal, this.closeController.signal]) : this.closeController.signal;
+    const worker = async (): Promise<void> => {
+      while (!stop.aborted) {
+        try {
+          const claimed = (await this.tryClaim()) ?? (await this.waitAtHead(stop, () => this.tryClaim(), [`${this.path}/claims`]));
+          if (claimed) await this.handle(claimed, handler, options.onError);
+        } catch (err) {
+          if (stop.aborted) return;
+          options.onError?.(err, { path: this.path, redeliveries: -1 });
+          // Session trouble: wait until connected again before the next claim.
+          await this.session.waitConnected({ signal: stop }).catch(noop);
+        }
+      }
+    };
+    const run = Promise.all(Array.from({ length: concurrency }, worker)).then(noop);
+    this.running.add(run);
+    try {
+      await run;
+    } finally {
+      this.running.delete(run);
+    }
+  }
+
+  /** Claims the next unclaimed item: claim node + version bump (the delivery count), atomically. */
+  private async tryClaim(): Promise<Claimed | null> {
+    const tried = new Set<string>();
+    for (;;) {
+      const ref = await this.cursor.next();
+      // One pass: everything listed is claimed by others (or gone).
+      if (!ref || tried.has(ref.path)) return null;
+      tried.add(ref.path);
+      const claim = `${this.path}/claims/${claimName(ref.pdir, ref.bucket, ref.name)}`;
+      try {
+        const { data, stat } = await this.session.getData(ref.path);
+        await this.session.multi([
+          { type: 'create', path: claim, mode: 'EPHEMERAL', data: this.data },
+          { type: 'setData', path: ref.path, data, version: stat.version },
+        ]);
+        this.cursor.hit();
+        return { ref, claim, data, redeliveries: stat.version, sessionSignal: this.session.signal };
+      } catch (err) {
+        if (err instanceof NoNodeError && err.opIndex === 0) {
+          await this.session.mkdirp(`${this.path}/claims`);
+          tried.delete(ref.path);
+          this.cursor.invalidate();
+          continue;
+        }
+        if (!(err instanceof NoNodeError || err instanceof NodeExistsError || err instanceof BadVersionError)) throw err;
+        this.cursor.missed();
+      }
+    }
+  }
+
+  private async handle(c: Claimed, handler: (data: Buffer, delivery: Delivery) => unknown, onError: ConsumeOptions['onError']): Promise<void> {
+    try {
+      await handler(c.data, { redeliveries: c.redeliveries, path: c.ref.path, signal: c.sessionSignal });
+    } catch (err) {
+      onError?.(err, { path: c.ref.path, redeliveries: c.redeliveries });
+      // Release the claim: the item is delivered again.
+      await this.session.delete(c.claim).catch(noop);
+      return;
+    }
+    // Acknowledge: the item and our claim go together, only if the claim is still ours.
+    await this.session
+      .multi([
+        { type: 'check', path: c.claim },
+        { type: 'delete', path: c.ref.path },
+        { type: 'delete', path: c.claim },
+      ])
+      .catch((err: unknown) => {
+        // Claim lost (session expired): someone else may already be redelivering it.
+        if (!(err instanceof NoNodeError)) throw err;
+      });
+  }
+
+  /** Number of items in the queue (claimed ones included). */
+  async size(): Promise<number> {
+    this.assertOpen();
+    return this.cursor.size();
+  }
+
+  /** The next item's data without taking it, or `null` when empty. */
+  async peek(): Promise<Buffer | null> {
+    this.assertOpen();
+    for (let attempt = 0; attempt < 100; attempt++) {
+      await this.cursor.refresh();
+      const ref = await this.cursor.next();
+      if (!ref) return null;
+      try {
+        return (await this.session.getData(ref.path)).data;
+      } catch (err) {
+        if (!(err instanceof NoNodeError)) throw err;
+      }
+    }
+    return null;
+  }
+
+  /** Stops this instance's takes and consumers (they finish their current item). Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closeController.abort(new ClosedError(`queue ${this.path} closed`));
+      await Promise.all([...this.running].map((r) => r.catch(noop)));
+    })();
+    return this.closing;
+  }
+
+  /** Same as `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new ClosedError(`queue ${this.path} is closed`);
+    if (this.session.closed) throw new ClosedError(`the session of queue ${this.path} is closed`);
+  }
+}
+
+interface Claimed {
+  ref: ItemRef;
+  claim: string;
+  data: Buffer;
+  redeliveries: number;
+  sessionSignal: AbortSignal;
+}
