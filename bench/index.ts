@@ -1,0 +1,76 @@
+// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N]
+// One JSON object per line per workload on stdout (nothing else there); progress on stderr.
+// Without --connect it starts a local standalone ZooKeeper (default fsync) and stops it after.
+import { parseArgs } from 'node:util';
+import { TestingServer } from '../src/testing/index.js';
+import { BenchContext } from './context.js';
+import { leaderFailover, queue, queueLarge } from './others.js';
+import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
+import type { Result } from './metrics.js';
+
+type Workload = (ctx: BenchContext) => Promise<Result>;
+
+/** The workloads of WORKLOADS.md, in order; `extra` ones run only when named in --only. */
+const WORKLOADS: Record<string, { run: Workload; extra?: boolean }> = {
+  raw_seq: { run: rawSeq },
+  raw_pipelined: { run: rawPipelined },
+  mutex_uncontended: { run: mutexUncontended },
+  mutex_contended: { run: mutexContended },
+  semaphore: { run: semaphore },
+  rwlock: { run: rwlock },
+  leader_failover: { run: leaderFailover },
+  queue: { run: (ctx) => queue(ctx) },
+  queue_at_least_once: { run: (ctx) => queue(ctx, true) },
+  queue_200k: { run: queueLarge, extra: true },
+};
+
+const { values } = parseArgs({
+  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' } },
+});
+const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
+for (const name of only ?? []) {
+  if (!WORKLOADS[name]) {
+    console.error(`unknown workload "${name}"; known: ${Object.keys(WORKLOADS).join(', ')}`);
+    process.exit(2);
+  }
+}
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error('--runs must be a positive integer');
+  process.exit(2);
+}
+
+let server: TestingServer | undefined;
+let connectString = values.connect;
+if (!connectString) {
+  console.error('starting a local ZooKeeper (standalone, default fsync)...');
+  server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'] });
+  connectString = server.connectString;
+}
+const [host = '127.0.0.1', port = '2181'] = connectString.split(',')[0]!.split('/')[0]!.split(':');
+
+const selected = Object.entries(WORKLOADS).filter(([name, w]) => (only ? only.includes(name) : !w.extra));
+let failed = false;
+try {
+  for (let r = 0; r < runs; r++) {
+    let rawSeqRate: number | undefined;
+    for (const [name, w] of selected) {
+      console.error(`[run ${r + 1}/${runs}] ${name}...`);
+      const ctx = new BenchContext(connectString, name, host, Number(port));
+      try {
+        const line = await w.run(ctx);
+        if (name === 'raw_seq') rawSeqRate = Number(line.ops_per_s);
+        else if (rawSeqRate && name !== 'raw_pipelined' && name !== 'leader_failover') line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
+        console.log(JSON.stringify(line));
+      } catch (err) {
+        failed = true;
+        console.error(`${name} failed:`, err);
+      } finally {
+        await ctx.cleanup();
+      }
+    }
+  }
+} finally {
+  await server?.close();
+}
+process.exit(failed ? 1 : 0);
