@@ -21,8 +21,11 @@ export interface LockOptions {
   /** Stored as our nodes' data and shown by `participants()`. Default `hostname:pid`. */
   participantId?: string;
   /**
-   * Also watch our own node while waiting and holding, so that its deletion by anyone aborts
-   * the handle's signal. Costs one read and one watch notification per acquisition. Default true.
+   * Also watch our own node while waiting and holding, so that its deletion by someone else (an
+   * operator, a buggy tool) aborts the handle's signal at once. Costs one read and one watch
+   * notification per acquisition, so it is off by default: loss of the session (the usual way a
+   * lock is lost) aborts the signal anyway, `handle.multi()` checks the node, and fencing tokens
+   * protect the resource. Default false.
    */
   watchOwnNode?: boolean;
   /**
@@ -103,7 +106,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     this.path = path;
     this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
     if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
-    this.watchOwnNode = options.watchOwnNode ?? true;
+    this.watchOwnNode = options.watchOwnNode ?? false;
     this.driver = new LockDriver(session, path, spec);
     this.reaper = new ParentReaper(session, grace);
     this.onState = (s) => {

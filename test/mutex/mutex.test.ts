@@ -133,13 +133,13 @@ describe('exclusion and order', () => {
     const holder = await new Mutex(s1!, path).acquire();
     const pending = new Mutex(s2!, path).acquire();
     await queued(path, 2);
-    await waitFor(() => s2!.counters.getData >= 2, { timeoutMs: 5000, message: 'waiter settled' });
+    await waitFor(() => s2!.counters.getData >= 1, { timeoutMs: 5000, message: 'waiter settled' });
     const before = s2!.counters;
     await holder.release();
     await (await pending).release();
     const after = s2!.counters;
     assert.equal(after.getChildren + after.getData + after.exists, before.getChildren + before.getData + before.exists);
-    assert.equal(after.watchEvents - before.watchEvents, 2, "the predecessor's deletion, then our own node's on release");
+    assert.equal(after.watchEvents - before.watchEvents, 1, "only the predecessor's deletion");
   });
 
   test('FIFO: waiters are granted in the order they queued', async () => {
@@ -171,8 +171,8 @@ describe('exclusion and order', () => {
     const grants: LockHandle[] = [];
     const waiting = mutexes.slice(1).map((m) => m.acquire().then((h) => grants.push(h)));
     await queued(path, 21);
-    // Every waiter has sent its entry reads: the listing, its own node and its predecessor.
-    await waitFor(() => sessions.slice(1).every((s) => s.counters.getData >= 2), { timeoutMs: 5000, message: 'waiters settled' });
+    // Every waiter has sent its entry reads: the listing and its predecessor.
+    await waitFor(() => sessions.slice(1).every((s) => s.counters.getData >= 1), { timeoutMs: 5000, message: 'waiters settled' });
     const reads = (s: ZkSession): number => s.counters.getChildren + s.counters.getData + s.counters.exists;
     let current = holder;
     let currentSession = sessions[0]!;
@@ -298,11 +298,11 @@ describe('failures while holding', () => {
     await h.release();
   });
 
-  test("deleting the holder's node aborts its signal; handle.multi then refuses to commit", async () => {
+  test("with watchOwnNode, deleting the holder's node aborts its signal; handle.multi then refuses to commit", async () => {
     const path = uniquePath('guarded');
     const [s] = await sessionsN(1);
     await observer.mkdirp(`${path}-data`);
-    const h = await new Mutex(s!, path).acquire();
+    const h = await new Mutex(s!, path, { watchOwnNode: true }).acquire();
     await h.multi([{ type: 'setData', path: `${path}-data`, data: 'v1' }]);
     assert.equal((await observer.getData(`${path}-data`)).data.toString(), 'v1');
     await observer.delete(h.path); // someone deletes our lock node
