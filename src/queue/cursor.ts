@@ -26,6 +26,8 @@ export interface WatchPoints {
 export class Cursor {
   private cache: ItemRef[] = [];
   private misses = 0;
+  // The bucket the last listing came from: usually still the head, so look there first.
+  private last: { pdir: string; bucket: string } | undefined;
 
   constructor(
     private readonly session: ZkSession,
@@ -64,6 +66,10 @@ export class Cursor {
   async refresh(): Promise<void> {
     this.misses = 0;
     this.cache = [];
+    // Fast path: the bucket we read last still has items, and nothing of a lower priority or
+    // an older bucket appeared (a put only ever goes to a tail bucket; the check below covers
+    // priorities). One listing instead of walking the tree.
+    if (this.last && (await this.priorities())[0] === this.last.pdir && (await this.list(this.last.pdir, this.last.bucket))) return;
     for (const pdir of await this.priorities()) {
       const buckets = await this.children(`${this.items}/${pdir}`, parseBucket);
       for (const [i, b] of buckets.entries()) {
@@ -80,12 +86,27 @@ export class Cursor {
           if (i < buckets.length - 1) await this.session.delete(dir, { version: stat.version }).catch(() => undefined);
           continue;
         }
-        const names = sortItems((await this.session.getChildren(dir)).children);
-        if (names.length === 0) continue;
-        this.cache = names.map((name) => ({ pdir, bucket, name, path: `${dir}/${name}` }));
-        return;
+        if (await this.list(pdir, bucket)) return;
       }
     }
+    this.last = undefined;
+  }
+
+  /** Lists one bucket into the cache; false when it has no items (or is gone). */
+  private async list(pdir: string, bucket: string): Promise<boolean> {
+    const dir = `${this.items}/${pdir}/${bucket}`;
+    let children: string[];
+    try {
+      children = (await this.session.getChildren(dir)).children;
+    } catch (err) {
+      if (err instanceof NoNodeError) return false;
+      throw err;
+    }
+    const names = sortItems(children);
+    if (names.length === 0) return false;
+    this.cache = names.map((name) => ({ pdir, bucket, name, path: `${dir}/${name}` }));
+    this.last = { pdir, bucket };
+    return true;
   }
 
   /** Directories whose children change when an item is put anywhere (for idle consumers). */
