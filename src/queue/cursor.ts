@@ -47,6 +47,12 @@ export class Cursor {
     return ref;
   }
 
+  /** A fresh listing of the head bucket, in order (the cursor's own pick state is reset). */
+  async all(): Promise<ItemRef[]> {
+    await this.refresh();
+    return [...this.cache];
+  }
+
   /** The candidate was taken by someone else. */
   missed(): void {
     this.misses += 1;

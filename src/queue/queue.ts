@@ -10,7 +10,7 @@ import type { NodeData, WatchEvent } from '../client/types.js';
 import { checkInt, checkSignal, checkTimeout, describe, toBuffer, validatePath } from '../client/validate.js';
 import { LockDriver } from '../driver/lock-driver.js';
 import { windowPredicate } from '../driver/predicates.js';
-import { BadVersionError, ClosedError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError } from '../errors.js';
 import { Cursor, type ItemRef } from './cursor.js';
 import { claimName, PRIORITY_RANGE } from './layout.js';
 import { Producer } from './producer.js';
@@ -57,6 +57,10 @@ export interface ConsumeOptions {
 
 const noop = (): void => undefined;
 
+// Bytes of one create in a transaction beyond its data and the queue path: the item path's own
+// segments (/items/p-500/b-0000000000/i-xxxxxxxx-0000000000), the ACL and op framing.
+const ITEM_PATH_OVERHEAD = 120;
+
 /**
  * A distributed FIFO queue on ZooKeeper, with priorities.
  *
@@ -82,6 +86,9 @@ export class DistributedQueue {
   private readonly data: Buffer;
   private readonly closeController = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
+  // At-least-once: the current listing of claimable items, shared by this instance's workers.
+  private claimable: ItemRef[] = [];
+  private listing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
   /** Creates a queue handle on `path` (created on demand). */
@@ -115,9 +122,13 @@ export class DistributedQueue {
     if (!Array.isArray(items) || items.length === 0) throw new InvalidArgumentError(`putAll needs a non-empty array of items, got ${describe(items)}`);
     const priority = checkInt(options.priority, 'priority', PRIORITY_RANGE.min, PRIORITY_RANGE.max, PRIORITY_RANGE.default);
     const payloads = items.map((d, i) => toBuffer(d, this.session.dataLimit, `${this.path} item #${i}`) ?? Buffer.alloc(0));
-    const total = payloads.reduce((n, b) => n + b.length + 64, 0);
-    if (total > this.session.dataLimit) {
-      throw new InvalidArgumentError(`putAll of ${items.length} items is about ${total} bytes, over the ${this.session.dataLimit}-byte request limit; split it`, { path: this.path });
+    if (payloads.length > 1) {
+      // One transaction is one request: each create costs its data, its path and ~60 bytes.
+      const perItem = ITEM_PATH_OVERHEAD + Buffer.byteLength(this.path);
+      const total = payloads.reduce((n, b) => n + b.length + perItem, 0);
+      if (total > this.session.dataLimit) {
+        throw new InvalidArgumentError(`putAll of ${items.length} items makes a request of about ${total} bytes, over the ${this.session.dataLimit}-byte limit; split it into smaller batches`, { path: this.path });
+      }
     }
     return this.producer.put(payloads, priority);
   }
@@ -137,6 +148,7 @@ export class DistributedQueue {
     const timeoutMs = checkTimeout(options.timeoutMs);
     const userSignal = checkSignal(options.signal);
     this.assertOpen();
+    userSignal?.throwIfAborted();
     const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([this.closeController.signal, ...(userSignal ? [userSignal] : []), ...(timeout ? [timeout] : [])]);
     try {
@@ -162,10 +174,17 @@ export class DistributedQueue {
       if (!ref) return null;
       try {
         const { data, stat } = await this.session.getData(ref.path);
-        await this.session.delete(ref.path, { version: stat.version });
+        // Not the retrying delete: a NoNode after a lost reply would hand the item to us when
+        // another consumer may have taken it. If the reply is lost the item is not returned
+        // (at-most-once allows a loss, never a duplicate).
+        await this.session.multi([{ type: 'delete', path: ref.path, version: stat.version }]);
         this.cursor.hit();
         return data;
       } catch (err) {
+        if (err instanceof ConnectionLossError) {
+          await this.session.waitConnected();
+          continue;
+        }
         if (!(err instanceof NoNodeError || err instanceof BadVersionError)) throw err;
         this.cursor.missed();
       }
@@ -196,9 +215,14 @@ export class DistributedQueue {
                   w.changed.catch(noop);
                   return { changed: w.changed };
                 },
-                (err: unknown) => {
-                  if (err instanceof NoNodeError) return { changed: Promise.resolve<WatchEvent>({ type: 'NODE_DELETED', path: dir }) };
-                  throw err;
+                async (err: unknown) => {
+                  if (!(err instanceof NoNodeError)) throw err;
+                  // A directory that does not exist yet: create it and watch it, rather than
+                  // treat it as a change (that would spin).
+                  await this.session.mkdirp(dir);
+                  const w = await this.session.getChildrenWatch(dir, { signal: stop });
+                  w.changed.catch(noop);
+                  return { changed: w.changed };
                 },
               ),
             ),
@@ -253,33 +277,49 @@ export class DistributedQueue {
     }
   }
 
-  /** Claims the next unclaimed item: claim node + version bump (the delivery count), atomically. */
+  /**
+   * Claims the next unclaimed item: claim node + version bump (the delivery count), atomically.
+   * Walks the listing in order, skipping items claimed by others (one listing of the claims per
+   * listing of items); resolves to null only when a fresh listing has nothing claimable.
+   */
   private async tryClaim(): Promise<Claimed | null> {
-    const tried = new Set<string>();
+    let listed = false;
     for (;;) {
-      const ref = await this.cursor.next();
-      // One pass: everything listed is claimed by others (or gone).
-      if (!ref || tried.has(ref.path)) return null;
-      tried.add(ref.path);
-      const claim = `${this.path}/claims/${claimName(ref.pdir, ref.bucket, ref.name)}`;
-      try {
-        const { data, stat } = await this.session.getData(ref.path);
-        await this.session.multi([
-          { type: 'create', path: claim, mode: 'EPHEMERAL', data: this.data },
-          { type: 'setData', path: ref.path, data, version: stat.version },
-        ]);
-        this.cursor.hit();
-        return { ref, claim, data, redeliveries: stat.version, sessionSignal: this.session.signal };
-      } catch (err) {
-        if (err instanceof NoNodeError && err.opIndex === 0) {
-          await this.session.mkdirp(`${this.path}/claims`);
-          tried.delete(ref.path);
-          this.cursor.invalidate();
-          continue;
-        }
-        if (!(err instanceof NoNodeError || err instanceof NodeExistsError || err instanceof BadVersionError)) throw err;
-        this.cursor.missed();
+      while (this.claimable.length > 0) {
+        const claimed = await this.claim(this.claimable.shift() as ItemRef);
+        if (claimed) return claimed;
       }
+      if (listed) return null;
+      await this.listClaimable();
+      listed = true;
+    }
+  }
+
+  private async listClaimable(): Promise<void> {
+    this.listing ??= (async () => {
+      await this.session.mkdirp(`${this.path}/claims`);
+      const [refs, claims] = await Promise.all([this.cursor.all(), this.session.getChildren(`${this.path}/claims`)]);
+      const taken = new Set(claims.children);
+      this.claimable = refs.filter((r) => !taken.has(claimName(r.pdir, r.bucket, r.name)));
+    })().finally(() => {
+      this.listing = undefined;
+    });
+    await this.listing;
+  }
+
+  private async claim(ref: ItemRef): Promise<Claimed | null> {
+    const claim = `${this.path}/claims/${claimName(ref.pdir, ref.bucket, ref.name)}`;
+    try {
+      const { data, stat } = await this.session.getData(ref.path);
+      const [, bumped] = await this.session.multi([
+        { type: 'create', path: claim, mode: 'EPHEMERAL', data: this.data },
+        { type: 'setData', path: ref.path, data, version: stat.version },
+      ]);
+      const version = bumped?.type === 'setData' ? bumped.stat.version : stat.version + 1;
+      return { ref, claim, data, redeliveries: stat.version, version, sessionSignal: this.session.signal };
+    } catch (err) {
+      if (err instanceof NoNodeError || err instanceof NodeExistsError || err instanceof BadVersionError) return null;
+      throw err;
     }
   }
 
@@ -288,20 +328,20 @@ export class DistributedQueue {
       await handler(c.data, { redeliveries: c.redeliveries, path: c.ref.path, signal: c.sessionSignal });
     } catch (err) {
       onError?.(err, { path: c.ref.path, redeliveries: c.redeliveries });
-      // Release the claim: the item is delivered again.
-      await this.session.delete(c.claim).catch(noop);
+      // Release the claim (the item is delivered again), only if this delivery is still the
+      // item's latest: a newer claim bumped the version, and its claim node has our name.
+      await this.session.multi([{ type: 'check', path: c.ref.path, version: c.version }, { type: 'delete', path: c.claim }]).catch(noop);
       return;
     }
-    // Acknowledge: the item and our claim go together, only if the claim is still ours.
+    // Acknowledge: delete the item at the version our claim gave it, with our claim. If our
+    // session was lost and someone re-claimed it, the version moved on and nothing is touched.
     await this.session
       .multi([
-        { type: 'check', path: c.claim },
-        { type: 'delete', path: c.ref.path },
+        { type: 'delete', path: c.ref.path, version: c.version },
         { type: 'delete', path: c.claim },
       ])
       .catch((err: unknown) => {
-        // Claim lost (session expired): someone else may already be redelivering it.
-        if (!(err instanceof NoNodeError)) throw err;
+        if (!(err instanceof NoNodeError || err instanceof BadVersionError)) throw err;
       });
   }
 
@@ -314,17 +354,15 @@ export class DistributedQueue {
   /** The next item's data without taking it, or `null` when empty. */
   async peek(): Promise<Buffer | null> {
     this.assertOpen();
-    for (let attempt = 0; attempt < 100; attempt++) {
-      await this.cursor.refresh();
-      const ref = await this.cursor.next();
-      if (!ref) return null;
+    for (;;) {
+      const [head] = await this.cursor.all();
+      if (!head) return null;
       try {
-        return (await this.session.getData(ref.path)).data;
+        return (await this.session.getData(head.path)).data;
       } catch (err) {
         if (!(err instanceof NoNodeError)) throw err;
       }
     }
-    return null;
   }
 
   /** Stops this instance's takes and consumers (they finish their current item). Idempotent. */
@@ -352,5 +390,7 @@ interface Claimed {
   claim: string;
   data: Buffer;
   redeliveries: number;
+  /** The item's version after our claim bumped it. */
+  version: number;
   sessionSignal: AbortSignal;
 }

@@ -1,0 +1,560 @@
+// DistributedQueue against a real standalone ZooKeeper: no item lost or duplicated under
+// concurrent takes, FIFO and priorities, at-least-once redelivery (handler throws, session
+// expires mid-item), no herd among idle consumers, timeout/abort cleanup (nodes and server-side
+// watches), size/peek/poll, bad input, close, and the bucketed node layout.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ClosedError, InvalidArgumentError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../../src/errors.js';
+import { DistributedQueue, type Delivery, type ZkSession } from '../../src/index.js';
+import { BUCKET_CAPACITY, itemSeq } from '../../src/queue/layout.js';
+import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
+import { SessionPool, uniquePath } from '../helpers.js';
+
+let server: TestingServer;
+const pool = new SessionPool();
+let observer: ZkSession;
+const proxies: ChaosProxy[] = [];
+
+before(async () => {
+  server = await TestingServer.start();
+  observer = await pool.connect(server.connectString, { sessionTimeoutMs: 30000 });
+});
+after(async () => {
+  await pool.closeAll();
+  await Promise.all(proxies.map((p) => p.close()));
+  await server?.close();
+});
+
+const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => Promise.all(Array.from({ length: n }, () => pool.connect(server.connectString, options)));
+
+/** Children of `dir` as the observer sees them; none when it does not exist. */
+async function childrenOf(dir: string): Promise<string[]> {
+  try {
+    return (await observer.getChildren(dir)).children;
+  } catch (err) {
+    if (err instanceof NoNodeError) return [];
+    throw err;
+  }
+}
+
+/** Full paths of every item node of the queue at `path`. */
+async function itemPaths(path: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of await childrenOf(`${path}/items`)) {
+    for (const b of await childrenOf(`${path}/items/${p}`)) {
+      for (const i of await childrenOf(`${path}/items/${p}/${b}`)) out.push(`${path}/items/${p}/${b}/${i}`);
+    }
+  }
+  return out.sort();
+}
+
+const consumerNodes = (path: string): Promise<string[]> => childrenOf(`${path}/consumers`);
+const claimNodes = (path: string): Promise<string[]> => childrenOf(`${path}/claims`);
+
+/** Waits until `count` idle consumers are lined up on the queue at `path`. */
+const lined = (path: string, count: number): Promise<boolean> =>
+  waitFor(async () => (await consumerNodes(path)).length === count, { timeoutMs: 5000, message: `${count} consumers lined up on ${path}` });
+
+/** Waits until the session has no watch left on the server under `under` (wchc). */
+async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
+  const hex = `0x${session.sessionId.toString(16)}`;
+  await waitFor(
+    async () => {
+      const paths = (await server.watchesBySession()).get(hex) ?? [];
+      return !paths.some((p) => p.startsWith(under));
+    },
+    { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
+  );
+}
+
+/**
+ * Watches on the server, all sessions (mntr). `wchc` lists only data watches; this count also
+ * has the child watches idle consumers set on the item directories.
+ */
+const serverWatches = async (): Promise<number> => Number((await server.mntr()).zk_watch_count);
+
+/** Waits until the server holds `count` watches in all. */
+const watchCount = (count: number, message: string): Promise<boolean> =>
+  waitFor(async () => (await serverWatches()) === count, { timeoutMs: 5000, message: `${count} watches on the server: ${message}` });
+
+/** Waits until the sessions' counters stop moving: two successive snapshots are equal. */
+async function settle(sessions: readonly ZkSession[], message: string): Promise<void> {
+  let last = '';
+  await waitFor(
+    () => {
+      const now = JSON.stringify(sessions.map((s) => s.counters));
+      const same = now === last;
+      last = now;
+      return same;
+    },
+    { timeoutMs: 10000, intervalMs: 150, message },
+  );
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const text = (b: Buffer | null): string | null => (b === null ? null : b.toString());
+
+describe('at-most-once takes', () => {
+  test('1 producer x 2000 items, 4 consumers taking concurrently: none lost, none duplicated', async () => {
+    const path = uniquePath('many');
+    const [ps, ...cs] = await sessionsN(5);
+    const producer = new DistributedQueue(ps!, path);
+    const produced = new AbortController();
+    const doneProducing = new Error('producer finished');
+    const consumers = cs.map(async (s) => {
+      const q = new DistributedQueue(s, path);
+      const got: string[] = [];
+      for (;;) {
+        if (produced.signal.aborted) {
+          // Everything is in: drain until the queue is empty.
+          const item = await q.poll();
+          if (item === null) return got;
+          got.push(item.toString());
+          continue;
+        }
+        try {
+          got.push((await q.take({ signal: produced.signal })).toString());
+        } catch (err) {
+          if (err !== doneProducing) throw err;
+        }
+      }
+    });
+    const expected: string[] = [];
+    let n = 0;
+    const next = (): string => `item-${String(n++).padStart(4, '0')}`;
+    for (let round = 0; round < 20; round++) {
+      const batch = Array.from({ length: 95 }, next);
+      expected.push(...batch);
+      await producer.putAll(batch);
+      for (let i = 0; i < 5; i++) {
+        const one = next();
+        expected.push(one);
+        await producer.put(one);
+      }
+    }
+    produced.abort(doneProducing);
+    const results = await withTimeout(Promise.all(consumers), 30000, 'consumers drained the queue');
+    const all = results.flat();
+    assert.equal(expected.length, 2000);
+    assert.equal(new Set(all).size, all.length, 'no item taken twice');
+    assert.deepEqual(all.sort(), expected.sort(), 'every item taken exactly once');
+    assert.deepEqual(await itemPaths(path), []);
+    assert.deepEqual(await consumerNodes(path), [], 'no consumer left in line');
+    assert.equal(await producer.size(), 0);
+  });
+
+  test('FIFO with one consumer: items come out in put order (putAll, put, and a waiting take)', async () => {
+    const path = uniquePath('fifo');
+    const [s1, s2] = await sessionsN(2);
+    const producer = new DistributedQueue(s1!, path);
+    const consumer = new DistributedQueue(s2!, path);
+    await producer.put('warm-up');
+    assert.equal(text(await consumer.poll()), 'warm-up');
+    // A take that waits is served by the next put.
+    const waiting = consumer.take({ timeoutMs: 10000 });
+    await lined(path, 1);
+    await producer.put('first');
+    assert.equal((await waiting).toString(), 'first');
+    const items = Array.from({ length: 30 }, (_, i) => `f-${i}`);
+    await producer.putAll(items.slice(0, 10));
+    for (const x of items.slice(10, 20)) await producer.put(x);
+    await producer.putAll(items.slice(20));
+    const got: string[] = [];
+    for (let i = 0; i < items.length; i++) got.push((await consumer.take({ timeoutMs: 5000 })).toString());
+    assert.deepEqual(got, items);
+    assert.equal(await consumer.poll(), null);
+  });
+
+  test('priorities: lower first, FIFO within a priority; the default is 500', async () => {
+    const path = uniquePath('priorities');
+    const [s] = await sessionsN(1);
+    const q = new DistributedQueue(s!, path);
+    const puts: [string, number | undefined][] = [
+      ['a', 999],
+      ['b', undefined],
+      ['c', 1],
+      ['d', 500],
+      ['e', 999],
+      ['f', 1],
+      ['g', undefined],
+      ['h', 500],
+      ['i', 1],
+    ];
+    const paths: string[] = [];
+    for (const [data, priority] of puts) paths.push(await q.put(data, priority === undefined ? {} : { priority }));
+    paths.push(...(await q.putAll(['j', 'k'], { priority: 1 })));
+    paths.push(...(await q.putAll(['l', 'm'])));
+    assert.deepEqual(
+      paths.map((p) => p.split('/').at(-3)),
+      ['p-999', 'p-500', 'p-001', 'p-500', 'p-999', 'p-001', 'p-500', 'p-500', 'p-001', 'p-001', 'p-001', 'p-500', 'p-500'],
+    );
+    const got: string[] = [];
+    for (let item = await q.poll(); item !== null; item = await q.poll()) got.push(item.toString());
+    assert.deepEqual(got, ['c', 'f', 'i', 'j', 'k', 'b', 'd', 'g', 'h', 'l', 'm', 'a', 'e']);
+  });
+
+  test('size(), peek() (does not remove) and poll(); an empty or unused queue gives 0 / null and creates nothing', async () => {
+    const path = uniquePath('size-peek-poll');
+    const [s] = await sessionsN(1);
+    const q = new DistributedQueue(s!, path);
+    assert.equal(await q.size(), 0);
+    assert.equal(await q.peek(), null);
+    assert.equal(await q.poll(), null);
+    assert.equal(await observer.exists(path), null, 'reading an unused queue creates nothing');
+    await q.putAll(['a', 'b']);
+    await q.put('c', { priority: 1 });
+    assert.equal(await q.size(), 3);
+    assert.equal(text(await q.peek()), 'c');
+    assert.equal(text(await q.peek()), 'c', 'peek again: still there');
+    assert.equal(await q.size(), 3);
+    assert.equal((await itemPaths(path)).length, 3);
+    assert.equal(text(await q.poll()), 'c');
+    assert.equal(await q.size(), 2);
+    assert.equal(text(await q.poll()), 'a');
+    assert.equal(text(await q.poll()), 'b');
+    assert.equal(await q.poll(), null);
+    assert.equal(await q.peek(), null);
+    assert.equal(await q.size(), 0);
+  });
+});
+
+describe('at-least-once consumers', () => {
+  test('a handler that throws once: the item is redelivered (redeliveries 1) and acknowledged exactly once', async () => {
+    const path = uniquePath('redeliver');
+    const [s] = await sessionsN(1);
+    const q = new DistributedQueue(s!, path);
+    const items = ['a', 'b', 'c', 'd'];
+    const paths = await q.putAll(items);
+    const deliveries = new Map<string, number[]>();
+    const successes = new Map<string, number>();
+    const errors: { message: string; path: string; redeliveries: number }[] = [];
+    const stop = new AbortController();
+    const consuming = q.consume(
+      (data, d) => {
+        const key = data.toString();
+        deliveries.set(key, [...(deliveries.get(key) ?? []), d.redeliveries]);
+        assert.equal(d.path, paths[items.indexOf(key)]);
+        assert.equal(d.signal.aborted, false);
+        if (key === 'b' && d.redeliveries === 0) throw new Error('transient failure');
+        successes.set(key, (successes.get(key) ?? 0) + 1);
+        if (successes.size === items.length) stop.abort();
+      },
+      { signal: stop.signal, onError: (e, item) => errors.push({ message: (e as Error).message, ...item }) },
+    );
+    await withTimeout(consuming, 15000, 'consume to finish');
+    assert.deepEqual(Object.fromEntries(deliveries), { a: [0], b: [0, 1], c: [0], d: [0] });
+    assert.deepEqual(Object.fromEntries(successes), { a: 1, b: 1, c: 1, d: 1 });
+    assert.deepEqual(errors, [{ message: 'transient failure', path: paths[1], redeliveries: 0 }]);
+    assert.deepEqual(await itemPaths(path), [], 'every item acknowledged');
+    assert.deepEqual(await claimNodes(path), [], 'no claim left');
+    assert.deepEqual(await consumerNodes(path), []);
+    assert.equal(await q.size(), 0);
+  });
+
+  test("a consumer's session expires mid-item: its signal aborts, another consumer gets the item again and acknowledges it once; the late acknowledgement deletes nothing new", async () => {
+    const path = uniquePath('expiry');
+    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    proxies.push(proxy);
+    const sA = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
+    const [sB] = await sessionsN(1);
+    const qA = new DistributedQueue(sA, path, { participantId: 'A' });
+    const qB = new DistributedQueue(sB!, path, { participantId: 'B' });
+    const x = await qA.put('X');
+
+    // A claims X and blocks in its handler until we let it go.
+    const gate = deferred<void>();
+    const aDelivered = deferred<Delivery>();
+    let aCalls = 0;
+    const stopA = new AbortController();
+    const consumingA = qA.consume(
+      async (_data, d) => {
+        aCalls++;
+        aDelivered.resolve(d);
+        await gate.promise;
+      },
+      { signal: stopA.signal },
+    );
+    const aDelivery = await withTimeout(aDelivered.promise, 5000, "A's delivery");
+    assert.equal(aDelivery.redeliveries, 0);
+    assert.equal(aDelivery.path, x);
+    const claims = await claimNodes(path);
+    assert.equal(claims.length, 1);
+    assert.equal((await observer.exists(`${path}/claims/${claims[0]}`))?.ephemeralOwner, sA.sessionId, "A's ephemeral claim");
+
+    // B has nothing to do: X is claimed. It lines up and waits.
+    const bDeliveries: { data: string; redeliveries: number; path: string }[] = [];
+    const stopB = new AbortController();
+    const consumingB = qB.consume((data, d) => void bDeliveries.push({ data: data.toString(), redeliveries: d.redeliveries, path: d.path }), { signal: stopB.signal });
+    await lined(path, 1);
+    assert.equal(bDeliveries.length, 0);
+
+    await expireSession(sA, proxy);
+    assert.ok(aDelivery.signal.aborted, "A's delivery signal aborted");
+    assert.ok(aDelivery.signal.reason instanceof SessionExpiredError, String(aDelivery.signal.reason));
+
+    // B gets X again and acknowledges it.
+    await waitFor(async () => bDeliveries.length === 1 && (await itemPaths(path)).length === 0 && (await claimNodes(path)).length === 0, {
+      timeoutMs: 15000,
+      message: 'B got X again and acknowledged it',
+    });
+    assert.equal(bDeliveries[0]?.data, 'X');
+    assert.equal(bDeliveries[0]?.path, x);
+    assert.ok(bDeliveries[0]!.redeliveries >= 1, `redeliveries ${bDeliveries[0]?.redeliveries}`);
+    stopB.abort();
+    await withTimeout(consumingB, 5000, 'B to stop');
+    assert.equal(bDeliveries.length, 1, 'B handled X once');
+
+    // A new item arrives; then A's handler returns and A acknowledges late.
+    const y = await qB.put('Y');
+    stopA.abort();
+    gate.resolve();
+    await withTimeout(consumingA, 10000, 'A to stop');
+    assert.equal(aCalls, 1);
+    assert.ok(await observer.exists(y), "A's late acknowledgement did not touch the new item");
+    assert.deepEqual(await itemPaths(path), [y]);
+    assert.deepEqual(await claimNodes(path), []);
+    assert.deepEqual(await consumerNodes(path), []);
+    assert.equal(text(await qB.poll()), 'Y');
+  });
+});
+
+describe('idle consumers', () => {
+  test('no herd: 8 idle consumers, one put wakes only the head (its successor in line is handed the head spot)', async () => {
+    const path = uniquePath('herd');
+    const sessions = await sessionsN(9);
+    const consumerSessions = sessions.slice(0, 8);
+    const producer = new DistributedQueue(sessions[8]!, path);
+    await producer.put('warm-up'); // the queue's directories exist
+    assert.equal(text(await producer.poll()), 'warm-up');
+    const baseline = await serverWatches();
+    const queues = consumerSessions.map((s, i) => new DistributedQueue(s, path, { participantId: `c${i}` }));
+    const taken: { index: number; data: string }[] = [];
+    const takes = queues.map((q, i) => q.take({ timeoutMs: 30000 }).then((d) => void taken.push({ index: i, data: d.toString() })));
+    await lined(path, 8);
+    await settle(consumerSessions, 'idle consumers settled');
+
+    // Line order, from the nodes' sequence numbers and data (the participant ids).
+    const names = (await consumerNodes(path)).sort((a, b) => a.slice(-10).localeCompare(b.slice(-10)));
+    const order = await Promise.all(names.map(async (n) => Number((await observer.getData(`${path}/consumers/${n}`)).data.toString().slice(1))));
+    const [head, second] = order as [number, number];
+    // Each consumer behind the head watches only its predecessor's node (data watches, wchc);
+    // only the head watches the item directories: items, p-500 and its tail bucket (child
+    // watches, which wchc does not list: counted by the server's total and by each client).
+    const watches = await server.watchesBySession();
+    const dataWatchesOf = (i: number): string[] => watches.get(`0x${consumerSessions[i]!.sessionId.toString(16)}`) ?? [];
+    assert.deepEqual(dataWatchesOf(head), [], 'the head watches no node in the line');
+    for (let k = 1; k < order.length; k++) {
+      assert.deepEqual(dataWatchesOf(order[k]!), [`${path}/consumers/${names[k - 1]}`], `consumer #${k} in line watches only its predecessor`);
+    }
+    assert.deepEqual(
+      order.map((i) => consumerSessions[i]!.activeWatchCount),
+      [3, 1, 1, 1, 1, 1, 1, 1],
+      'client side: the head watches 3 item directories, the others 1 node each',
+    );
+    assert.equal((await serverWatches()) - baseline, 3 + 7, 'server side: 3 child watches of the head, 7 data watches in the line');
+
+    const before = consumerSessions.map((s) => s.counters.watchEvents);
+    await producer.put('one');
+    await waitFor(() => taken.length === 1, { timeoutMs: 5000, message: 'one take resolved' });
+    await settle(consumerSessions, 'consumers settled after the put');
+    assert.deepEqual(taken, [{ index: head, data: 'one' }], 'the head took it, and only one take resolved');
+    const deltas = consumerSessions.map((s, i) => s.counters.watchEvents - before[i]!);
+    const expected = consumerSessions.map((_, i) => (i === head || i === second ? 1 : 0));
+    assert.deepEqual(deltas, expected, 'the put notified the head; the head leaving the line notified its successor; nobody else heard anything');
+    assert.equal((await consumerNodes(path)).length, 7);
+
+    // Clean up: one item for each remaining consumer.
+    await producer.putAll(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+    await withTimeout(Promise.all(takes), 10000, 'every take resolved');
+    assert.deepEqual(taken.map((t) => t.data).sort(), ['one', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+    assert.deepEqual(taken.map((t) => t.index).sort(), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(await consumerNodes(path), []);
+    for (const s of consumerSessions) await waitNoWatches(s, path);
+    await watchCount(baseline, 'every watch of the consumers removed');
+    assert.deepEqual(consumerSessions.map((s) => s.activeWatchCount), [0, 0, 0, 0, 0, 0, 0, 0]);
+  });
+
+  test('take timeout (in line and at the head) and abort: typed error / the reason, no node and no watch left', async () => {
+    const path = uniquePath('take-giveup');
+    const [s1, s2, s3] = await sessionsN(3);
+    const q1 = new DistributedQueue(s1!, path);
+    const q2 = new DistributedQueue(s2!, path);
+    await q1.put('warm-up');
+    assert.equal(text(await q1.poll()), 'warm-up');
+    const baseline = await serverWatches();
+
+    // Alone: q1 is the head and watches the items; it times out.
+    const err = await q1.take({ timeoutMs: 300 }).catch((e: unknown) => e);
+    assert.ok(err instanceof OperationTimeoutError, String(err));
+    assert.equal(err.code, 'TIMEOUT');
+    assert.deepEqual(await consumerNodes(path), []);
+    await waitNoWatches(s1!, path);
+    await watchCount(baseline, "the head's child watches removed");
+    assert.equal(s1!.activeWatchCount, 0);
+
+    // q2 at the head, q1 behind it in line: q1 times out from the line.
+    const ac = new AbortController();
+    const headTake = q2.take({ signal: ac.signal });
+    await lined(path, 1);
+    const [headNode] = await consumerNodes(path);
+    const err2 = await q1.take({ timeoutMs: 300 }).catch((e: unknown) => e);
+    assert.ok(err2 instanceof OperationTimeoutError, String(err2));
+    assert.deepEqual(await consumerNodes(path), [headNode]);
+    await waitNoWatches(s1!, path);
+    assert.equal(s1!.activeWatchCount, 0);
+
+    // The head gives up through its signal.
+    const reason = new Error('user gave up');
+    ac.abort(reason);
+    await assert.rejects(headTake, (e) => e === reason);
+    assert.deepEqual(await consumerNodes(path), []);
+    await waitNoWatches(s2!, path);
+    await watchCount(baseline, 'every watch removed');
+    assert.equal(s2!.activeWatchCount, 0);
+
+    // The queue still works.
+    const q3 = new DistributedQueue(s3!, path);
+    const pending = q3.take({ timeoutMs: 10000 });
+    await lined(path, 1);
+    await q1.put('after');
+    assert.equal((await pending).toString(), 'after');
+    assert.deepEqual(await itemPaths(path), []);
+  });
+
+  test('close() rejects a pending take with ClosedError, stops consumers, and leaves nothing behind; later calls are ClosedError', async () => {
+    const path = uniquePath('close');
+    const [s] = await sessionsN(1);
+    const q = new DistributedQueue(s!, path);
+    await q.put('warm-up');
+    assert.equal(text(await q.poll()), 'warm-up');
+    const baseline = await serverWatches();
+    await q.consume(() => undefined, { signal: AbortSignal.abort() }); // already stopped: returns
+    const pending = q.take();
+    const consuming = q.consume(() => undefined);
+    await lined(path, 2);
+    const rejected = assert.rejects(pending, ClosedError);
+    await q.close();
+    await rejected;
+    await withTimeout(consuming, 5000, 'consume to stop');
+    await q.close(); // idempotent
+    assert.deepEqual(await consumerNodes(path), []);
+    await waitNoWatches(s!, path);
+    await watchCount(baseline, 'every watch removed');
+    assert.equal(s!.activeWatchCount, 0);
+    await assert.rejects(q.put('x'), ClosedError);
+    await assert.rejects(q.putAll(['x']), ClosedError);
+    await assert.rejects(q.poll(), ClosedError);
+    await assert.rejects(q.take(), ClosedError);
+    await assert.rejects(q.peek(), ClosedError);
+    await assert.rejects(q.size(), ClosedError);
+    await assert.rejects(q.consume(() => undefined), ClosedError);
+    assert.deepEqual(await itemPaths(path), [], 'nothing was put after close');
+  });
+});
+
+describe('bad input', () => {
+  test('invalid paths, data, priorities, batches and options are InvalidArgumentError; nothing is created', async () => {
+    const [s] = await sessionsN(1);
+    for (const p of ['', 'queue', '/queue/', '/a//b', '/a/./b', '/', 42]) {
+      assert.throws(() => new DistributedQueue(s!, p as string), InvalidArgumentError, `path ${String(p)}`);
+    }
+    assert.throws(() => new DistributedQueue({} as ZkSession, '/x'), InvalidArgumentError);
+    assert.throws(() => new DistributedQueue(s!, '/x', { participantId: 5 as never }), InvalidArgumentError);
+    const path = uniquePath('bad-input');
+    const q = new DistributedQueue(s!, path);
+    await assert.rejects(q.put(Buffer.alloc(1_000_001)), InvalidArgumentError);
+    await assert.rejects(q.put(42 as never), InvalidArgumentError);
+    for (const priority of [-1, 1000, 1.5, 'x', Number.NaN]) {
+      await assert.rejects(q.put('a', { priority: priority as number }), InvalidArgumentError, `priority ${String(priority)}`);
+      await assert.rejects(q.putAll(['a'], { priority: priority as number }), InvalidArgumentError, `putAll priority ${String(priority)}`);
+    }
+    await assert.rejects(q.putAll([]), InvalidArgumentError);
+    await assert.rejects(q.putAll('ab' as never), InvalidArgumentError);
+    await assert.rejects(q.putAll([Buffer.alloc(600_000), Buffer.alloc(600_000)]), InvalidArgumentError, 'a batch over the request limit');
+    await assert.rejects(q.putAll(['ok', Buffer.alloc(1_000_001)]), InvalidArgumentError);
+    await assert.rejects(q.consume('x' as never), InvalidArgumentError);
+    await assert.rejects(q.consume(() => undefined, { concurrency: 0 }), InvalidArgumentError);
+    await assert.rejects(q.consume(() => undefined, { concurrency: 1.5 }), InvalidArgumentError);
+    await assert.rejects(q.consume(() => undefined, { signal: {} as AbortSignal }), InvalidArgumentError);
+    await assert.rejects(q.take({ timeoutMs: -1 }), InvalidArgumentError);
+    await assert.rejects(q.take({ timeoutMs: Number.NaN }), InvalidArgumentError);
+    await assert.rejects(q.take({ signal: {} as AbortSignal }), InvalidArgumentError);
+    assert.equal(await observer.exists(path), null, 'nothing was created');
+  });
+
+  test('use after the session is closed is a ClosedError', async () => {
+    const s = await pool.connect(server.connectString);
+    const q = new DistributedQueue(s, uniquePath('closed-session'));
+    await s.close();
+    await assert.rejects(q.put('x'), ClosedError);
+    await assert.rejects(q.poll(), ClosedError);
+    await assert.rejects(q.take(), ClosedError);
+    await assert.rejects(q.consume(() => undefined), ClosedError);
+  });
+});
+
+describe('layout', () => {
+  test('items are <path>/items/p-<3 digits>/b-<10 digits>/i-<8 hex>-<10 digits>; one putAll shares one id', async () => {
+    const path = uniquePath('layout');
+    const [s] = await sessionsN(1);
+    const q = new DistributedQueue(s!, path);
+    const re = (p: string): RegExp => new RegExp(`^${path}/items/p-${p}/b-\\d{10}/i-[0-9a-f]{8}-\\d{10}$`);
+    const p1 = await q.put('x', { priority: 1 });
+    const p500 = await q.put('y');
+    const batch = await q.putAll(['z1', 'z2', 'z3'], { priority: 999 });
+    const p0 = await q.put('w', { priority: 0 });
+    assert.match(p1, re('001'));
+    assert.match(p500, re('500'));
+    assert.match(p0, re('000'));
+    for (const p of batch) assert.match(p, re('999'));
+    assert.match(p1, /\/b-0000000000\/i-[0-9a-f]{8}-0000000000$/, 'first bucket, first sequence');
+    const ids = batch.map((p) => /\/i-([0-9a-f]{8})-/.exec(p)?.[1]);
+    assert.equal(new Set(ids).size, 1, 'one transaction, one id');
+    assert.deepEqual(batch.map((p) => itemSeq(p.slice(p.lastIndexOf('/') + 1))), [0, 1, 2]);
+    assert.deepEqual(await itemPaths(path), [p1, p500, p0, ...batch].sort());
+    assert.equal((await observer.getData(batch[1]!)).data.toString(), 'z2');
+  });
+
+  test(`bucket capacity: once a bucket's sequence reaches ${BUCKET_CAPACITY}, producers move on to the next bucket; consumers read the oldest first and reap drained buckets`, async () => {
+    const path = uniquePath('buckets');
+    const [s1, s2] = await sessionsN(2);
+    const q = new DistributedQueue(s1!, path);
+    const bucket0 = `${path}/items/p-500/b-0000000000`;
+    const bucket1 = `${path}/items/p-500/b-0000000001`;
+    let count = 0;
+    let last = '';
+    while ((itemSeq(last.slice(last.lastIndexOf('/') + 1)) ?? -1) < BUCKET_CAPACITY - 1) {
+      const paths = await q.putAll(Array.from({ length: 1000 }, () => String(count++)));
+      last = paths.at(-1)!;
+      assert.ok(last.startsWith(`${bucket0}/`), last);
+    }
+    assert.equal(count, BUCKET_CAPACITY);
+    const next = await q.put('next');
+    assert.match(next, new RegExp(`^${bucket1}/i-[0-9a-f]{8}-0000000000$`), 'the producer moved on');
+    // A producer that has not put before finds the tail bucket.
+    const other = await new DistributedQueue(s2!, path).put('other');
+    assert.match(other, new RegExp(`^${bucket1}/i-[0-9a-f]{8}-0000000001$`));
+    assert.deepEqual((await childrenOf(`${path}/items/p-500`)).sort(), ['b-0000000000', 'b-0000000001']);
+    assert.equal((await observer.exists(bucket0))?.numChildren, BUCKET_CAPACITY, 'no bucket grows past its capacity');
+    assert.equal(await q.size(), BUCKET_CAPACITY + 2);
+    assert.equal(text(await q.peek()), '0', 'the oldest bucket first');
+
+    // Drain the first bucket quickly (as consumers would), then read on.
+    const names = await childrenOf(bucket0);
+    for (let i = 0; i < names.length; i += 1000) {
+      await observer.multi(names.slice(i, i + 1000).map((n) => ({ type: 'delete' as const, path: `${bucket0}/${n}` })));
+    }
+    const consumer = new DistributedQueue(s2!, path);
+    assert.equal(text(await consumer.poll()), 'next');
+    assert.deepEqual(await childrenOf(`${path}/items/p-500`), ['b-0000000001'], 'the drained bucket was reaped');
+    assert.equal(text(await consumer.poll()), 'other');
+    assert.equal(await consumer.poll(), null);
+    // A producer whose tail bucket is still current keeps using it.
+    assert.match(await q.put('again'), new RegExp(`^${bucket1}/`));
+  });
+});
