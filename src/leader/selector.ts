@@ -44,8 +44,9 @@ export class LeaderSelector {
   }
 
   /**
-   * Runs terms of leadership: resolves after the first term when `requeue` is false, or when
-   * `signal` aborts / `close()` is called with `requeue`. Rejects with what `fn` threw.
+   * Runs terms of leadership. Without `requeue` it resolves after one term, and an abort before
+   * the term rejects with the signal's reason. With `requeue` it runs term after term until
+   * `signal` aborts or `close()` is called, then resolves. Rejects with what `fn` threw.
    */
   async run(fn: (signal: AbortSignal) => unknown, options: RunOptions = {}): Promise<void> {
     if (typeof fn !== 'function') throw new InvalidArgumentError(`run needs a function, got ${describe(fn)}`);
@@ -54,24 +55,31 @@ export class LeaderSelector {
     if (this.running) throw new IllegalStateError(`leader selector ${this.path} is already running`);
     this.running = true;
     try {
-      do {
+      for (;;) {
         signal?.throwIfAborted();
         const latch = new LeaderLatch(this.session, this.path, this.options);
         this.latch = latch;
         latch.start();
+        let ranTerm = false;
         try {
           await latch.awaitLeadership({ signal });
           const term = latch.leadershipSignal;
-          if (!term) continue; // lost again before we looked
-          const stop = signal ? AbortSignal.any([term, signal]) : term;
-          await fn(stop);
+          // Lost again before we looked: wait for the next election rather than skip the term.
+          if (term) {
+            ranTerm = true;
+            await fn(signal ? AbortSignal.any([term, signal]) : term);
+          }
         } finally {
           await latch.close();
           this.latch = undefined;
         }
-      } while (options.requeue && !this.closed && !signal?.aborted);
+        if (ranTerm && !options.requeue) return;
+        if (this.closed) return;
+      }
     } catch (err) {
+      // Stopping is how a requeue loop ends; close() ends any run.
       if (this.closed && err instanceof ClosedError) return;
+      if (options.requeue && signal?.aborted && err === signal.reason) return;
       throw err;
     } finally {
       this.running = false;

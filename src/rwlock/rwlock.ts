@@ -19,6 +19,16 @@ const WRITE = '__WRIT__';
 const KINDS = [READ, WRITE] as const;
 
 /**
+ * Whether the node at `index` holds: a reader when no writer is ahead; a writer when it is the
+ * head, or stands right behind its own downgrade read node (same sequence).
+ */
+function holdsAt(queue: readonly QueueNode[], index: number): boolean {
+  const n = queue[index];
+  if (n?.kind === READ) return readPredicate(WRITE)(queue, index, 1).hold;
+  return n?.kind === WRITE && queue.slice(0, index).every((p) => p.kind === READ && p.seq === n.seq);
+}
+
+/**
  * A distributed read-write lock: many readers, or one writer. Curator's
  * `InterProcessReadWriteLock` layout: `_c_<uuid>-__READ__<seq>` and `_c_<uuid>-__WRIT__<seq>`
  * ephemeral sequential nodes under one path, so Java and Node participants interoperate.
@@ -103,7 +113,7 @@ export class ReadLock extends LockRecipe {
   }
 
   protected holds(queue: readonly QueueNode[], index: number): boolean {
-    return queue[index]?.kind === READ && readPredicate(WRITE)(queue, index, 1).hold;
+    return holdsAt(queue, index);
   }
 }
 
@@ -147,6 +157,6 @@ export class WriteLock extends LockRecipe {
   }
 
   protected holds(queue: readonly QueueNode[], index: number): boolean {
-    return index === 0 && queue[0]?.kind === WRITE;
+    return holdsAt(queue, index);
   }
 }

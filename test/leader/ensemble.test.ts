@@ -1,0 +1,102 @@
+// LeaderLatch on a 3-member ensemble: five participants, exactly one leader; killing the
+// ZooKeeper ensemble leader (twice) and closing the latch leader never yields two leaders, and
+// each time some participant leads again with participants() in agreement.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { LeaderLatch, type ZkSession } from '../../src/index.js';
+import { TestingCluster, waitFor } from '../../src/testing/index.js';
+import { SessionPool, uniquePath } from '../helpers.js';
+
+let cluster: TestingCluster;
+const pool = new SessionPool();
+let observer: ZkSession;
+
+before(async () => {
+  cluster = await TestingCluster.start(3);
+  observer = await pool.connect(cluster.connectString, { sessionTimeoutMs: 30000 });
+});
+after(async () => {
+  await pool.closeAll();
+  await cluster?.close();
+});
+
+/** Children of `path`, sorted; [] when it does not exist. */
+async function nodes(path: string): Promise<string[]> {
+  const stat = await observer.exists(path);
+  return stat ? (await observer.getChildren(path)).children.sort() : [];
+}
+
+/**
+ * Waits until exactly one of `latches` leads and participants() agrees: the ids of `latches`
+ * (any order), that leader first and the only one marked leader. Resolves to the leader.
+ */
+function settled(path: string, latches: readonly LeaderLatch[], ids: readonly string[]): Promise<LeaderLatch> {
+  const view = new LeaderLatch(observer, path);
+  return waitFor(
+    async () => {
+      const leaders = latches.filter((l) => l.hasLeadership);
+      if (leaders.length !== 1) return undefined;
+      const parts = await view.participants();
+      const ok =
+        JSON.stringify(parts.map((p) => p.id).sort()) === JSON.stringify([...ids].sort()) &&
+        parts[0]?.id === ids[latches.indexOf(leaders[0]!)] &&
+        parts.every((p, i) => p.isLeader === (i === 0));
+      return ok ? leaders[0] : undefined;
+    },
+    { timeoutMs: 45000, intervalMs: 50, message: `one leader among ${ids.join(',')}` },
+  );
+}
+
+test('killing the ZooKeeper ensemble leader (twice) and closing the latch leader: never two leaders', async () => {
+  const path = uniquePath('ensemble-leader');
+  const sessions = await Promise.all(Array.from({ length: 5 }, () => pool.connect(cluster.connectString, { sessionTimeoutMs: 15000 })));
+  const ids = sessions.map((_, i) => `p${i}`);
+  const latches = sessions.map((s, i) => new LeaderLatch(s, path, { participantId: ids[i] }));
+  let current = 0;
+  let max = 0;
+  const log: string[] = [];
+  latches.forEach((l, i) => {
+    l.on('elected', () => {
+      current++;
+      max = Math.max(max, current);
+      log.push(`+${ids[i]}`);
+    });
+    l.on('revoked', () => {
+      current--;
+      log.push(`-${ids[i]}`);
+    });
+  });
+  for (const [i, l] of latches.entries()) {
+    l.start();
+    await waitFor(async () => (await nodes(path)).length === i + 1, { timeoutMs: 10000, message: `${i + 1} participants` });
+  }
+  const first = await settled(path, latches, ids);
+  assert.equal(first, latches[0]);
+  assert.deepEqual((await first.participants()).map((p) => p.id), ids, 'queue order');
+  assert.deepEqual(latches.map((l) => l.hasLeadership), [true, false, false, false, false]);
+
+  for (let round = 1; round <= 2; round++) {
+    const zkLeader = await cluster.waitForQuorum({ timeoutMs: 30000 });
+    const revocations = log.filter((e) => e.startsWith('-')).length;
+    await cluster.kill(zkLeader);
+    // Every member drops its clients when the ensemble loses its leader: the latch leader is
+    // suspended and (default policy) gives up leadership.
+    await waitFor(() => log.filter((e) => e.startsWith('-')).length > revocations, { timeoutMs: 30000, message: `round ${round}: the latch leader gave up` });
+    await cluster.waitForQuorum({ timeoutMs: 30000 });
+    await settled(path, latches, ids);
+    assert.equal(max, 1, `round ${round}: never two leaders: ${log.join(' ')}`);
+    await cluster.restart(zkLeader);
+    await cluster.waitForQuorum({ timeoutMs: 30000 });
+  }
+
+  const leader = await settled(path, latches, ids);
+  const rest = latches.filter((l) => l !== leader);
+  await leader.close();
+  await settled(path, rest, rest.map((l) => ids[latches.indexOf(l)]!));
+  assert.equal(max, 1, `never two leaders: ${log.join(' ')}`);
+  assert.equal(current, 1);
+
+  await Promise.all(latches.map((l) => l.close()));
+  assert.equal(current, 0);
+  assert.deepEqual(await nodes(path), []);
+});

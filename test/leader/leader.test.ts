@@ -1,0 +1,534 @@
+// LeaderLatch and LeaderSelector against a real standalone ZooKeeper: one leader among five,
+// participants() in queue order, never two leaders through the leader's close, its session's
+// expiry and a server restart; the old leader is told (event and signal) and re-enters at the
+// back; awaitLeadership timeout/abort; LeaderSelector terms, requeue and loss; misuse; and the
+// 'lost' policy riding out a short partition that the default policy does not.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError } from '../../src/errors.js';
+import { LeaderLatch, LeaderSelector, type LeaderLatchOptions, type ZkSession } from '../../src/index.js';
+import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
+import { nextState, SessionPool, uniquePath } from '../helpers.js';
+
+let server: TestingServer;
+const pool = new SessionPool();
+let observer: ZkSession; // lists and checks; takes no part
+const proxies: ChaosProxy[] = [];
+
+before(async () => {
+  server = await TestingServer.start();
+  observer = await pool.connect(server.connectString, { sessionTimeoutMs: 30000 });
+});
+after(async () => {
+  await pool.closeAll();
+  await Promise.all(proxies.map((p) => p.close()));
+  await server?.close();
+});
+
+const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => Promise.all(Array.from({ length: n }, () => pool.connect(server.connectString, options)));
+
+/** A session whose only route to the server is its own ChaosProxy. */
+async function proxied(options = {}): Promise<{ session: ZkSession; proxy: ChaosProxy }> {
+  const proxy = await ChaosProxy.start({ targetPort: server.port });
+  proxies.push(proxy);
+  return { session: await pool.connect(proxy.connectString, options), proxy };
+}
+
+/** Children of `path` (any kind), sorted; [] when it does not exist. */
+async function nodes(path: string): Promise<string[]> {
+  const stat = await observer.exists(path);
+  return stat ? (await observer.getChildren(path)).children.sort() : [];
+}
+
+/** Waits until `count` nodes are in the election on `path`. */
+const queued = (path: string, count: number): Promise<boolean> =>
+  waitFor(async () => (await nodes(path)).length === count, { timeoutMs: 10000, message: `${count} nodes on ${path}` });
+
+/** Participants as seen by a latch that takes no part (never started). */
+const view = (path: string, options: LeaderLatchOptions = {}): LeaderLatch => new LeaderLatch(observer, path, options);
+
+/** In-process count of leaders, across latches: +1 on `elected`, -1 on `revoked`. */
+interface LeaderCount {
+  current: number;
+  max: number;
+  log: string[];
+  errors: Error[];
+}
+
+function countLeaders(latches: readonly LeaderLatch[], ids: readonly string[]): LeaderCount {
+  const c: LeaderCount = { current: 0, max: 0, log: [], errors: [] };
+  latches.forEach((l, i) => {
+    l.on('elected', () => {
+      c.current++;
+      c.max = Math.max(c.max, c.current);
+      c.log.push(`+${ids[i]}`);
+    });
+    l.on('revoked', () => {
+      c.current--;
+      c.log.push(`-${ids[i]}`);
+    });
+    l.on('error', (e) => c.errors.push(e));
+  });
+  return c;
+}
+
+/** Starts the latches one after the other, so that queue order is start order. */
+async function startInOrder(path: string, latches: readonly LeaderLatch[], already = 0): Promise<void> {
+  for (const [i, l] of latches.entries()) {
+    l.start();
+    await queued(path, already + i + 1);
+  }
+}
+
+/**
+ * Waits until exactly one of `latches` is leader and participants() agrees: `expectedIds` in
+ * queue order (in any order when `ordered` is false), that leader first. Resolves to the leader.
+ */
+async function settled(path: string, latches: readonly LeaderLatch[], ids: readonly string[], expectedIds: readonly string[], ordered = true, timeoutMs = 20000): Promise<LeaderLatch> {
+  const key = (xs: readonly string[]): string => JSON.stringify(ordered ? xs : [...xs].sort());
+  return waitFor(
+    async () => {
+      const leaders = latches.filter((l) => l.hasLeadership);
+      if (leaders.length !== 1) return undefined;
+      const leader = leaders[0]!;
+      const parts = await view(path).participants();
+      const ok =
+        key(parts.map((p) => p.id)) === key(expectedIds) &&
+        parts[0]?.id === ids[latches.indexOf(leader)] &&
+        parts.every((p, i) => p.isLeader === (i === 0));
+      return ok ? leader : undefined;
+    },
+    { timeoutMs, message: `one leader, participants ${expectedIds.join(',')}` },
+  );
+}
+
+describe('LeaderLatch', () => {
+  test('5 participants: exactly one leader; participants() and leader() are accurate', async () => {
+    const path = uniquePath('five');
+    const sessions = await sessionsN(5);
+    const ids = sessions.map((_, i) => `p${i}`);
+    const latches = sessions.map((s, i) => new LeaderLatch(s, path, { participantId: ids[i] }));
+    const count = countLeaders(latches, ids);
+    await startInOrder(path, latches);
+    await withTimeout(latches[0]!.awaitLeadership({ timeoutMs: 5000 }), 6000, 'p0 leads');
+    const leader = await settled(path, latches, ids, ids);
+    assert.equal(leader, latches[0]);
+    assert.deepEqual(latches.map((l) => l.hasLeadership), [true, false, false, false, false]);
+    assert.ok(latches[0]!.leadershipSignal && !latches[0]!.leadershipSignal.aborted);
+    assert.ok(latches.slice(1).every((l) => l.leadershipSignal === undefined));
+    const parts = await latches[3]!.participants();
+    assert.deepEqual(parts.map((p) => p.id), ids, 'queue order');
+    assert.deepEqual(parts.map((p) => p.isLeader), [true, false, false, false, false]);
+    for (const [i, p] of parts.entries()) {
+      assert.match(p.path, new RegExp(`^${path}/_c_[0-9a-f-]{36}-latch-\\d{10}$`), 'Curator LeaderLatch layout');
+      assert.equal((await observer.exists(p.path))?.ephemeralOwner, sessions[i]!.sessionId, `${p.id}'s node belongs to its session`);
+    }
+    const l = await latches[4]!.leader();
+    assert.deepEqual(l, parts[0]);
+    assert.equal(count.max, 1);
+    assert.equal(count.current, 1);
+    await Promise.all(latches.map((x) => x.close()));
+    assert.equal(count.current, 0, 'the leader was told on close');
+    assert.deepEqual(await nodes(path), []);
+    assert.deepEqual(count.errors, []);
+  });
+
+  test("never two leaders through the leader's close, its session's expiry and a server restart", async () => {
+    const path = uniquePath('never-two');
+    const routes = await Promise.all(Array.from({ length: 5 }, () => proxied({ sessionTimeoutMs: 15000 })));
+    const sessions = routes.map((r) => r.session);
+    const ids = sessions.map((_, i) => `p${i}`);
+    const latches = sessions.map((s, i) => new LeaderLatch(s, path, { participantId: ids[i] }));
+    const count = countLeaders(latches, ids);
+    await startInOrder(path, latches);
+    const first = await settled(path, latches, ids, ids);
+    assert.equal(first, latches[0]);
+
+    // 1. The leader closes: it is told (ClosedError), the next in line takes over.
+    const firstSignal = first.leadershipSignal;
+    const closedReason = new Promise<unknown>((resolve) => first.once('revoked', resolve));
+    await first.close();
+    assert.ok(firstSignal?.aborted);
+    assert.ok((await closedReason) instanceof ClosedError);
+    assert.ok(firstSignal.reason instanceof ClosedError);
+    const second = await settled(path, latches.slice(1), ids.slice(1), ['p1', 'p2', 'p3', 'p4']);
+    assert.equal(second, latches[1]);
+    assert.equal(count.max, 1);
+
+    // 2. The leader's session expires: the next in line takes over, the old one re-enters at the back.
+    const oldSession = sessions[1]!.sessionId;
+    await expireSession(sessions[1]!, routes[1]!.proxy);
+    const third = await settled(path, latches.slice(1), ids.slice(1), ['p2', 'p3', 'p4', 'p1']);
+    assert.equal(third, latches[2]);
+    assert.notEqual(sessions[1]!.sessionId, oldSession);
+    assert.equal(count.max, 1);
+
+    // 3. The server restarts: sessions (15 s) survive; leadership moves on, still never two.
+    const back = Promise.all(sessions.slice(1).map((s) => nextState(s, 'RECONNECTED', 30000)));
+    await server.kill();
+    await server.restart();
+    await back;
+    // Who leads next depends on which sessions reconnect first: any one, but only one.
+    await settled(path, latches.slice(1), ids.slice(1), ['p1', 'p2', 'p3', 'p4'], false);
+    assert.ok(count.log.lastIndexOf('-p2') > count.log.indexOf('+p2'), 'the leader was told it lost leadership');
+    assert.equal(count.max, 1, `never two leaders: ${count.log.join(' ')}`);
+    assert.equal(count.current, 1);
+
+    await Promise.all(latches.map((l) => l.close()));
+    assert.equal(count.current, 0);
+    assert.deepEqual(await nodes(path), []);
+  });
+
+  test("the old leader is told when its session expires; the next in line leads; it re-enters with its new session", async () => {
+    const path = uniquePath('told');
+    const { session: victimSession, proxy } = await proxied({ sessionTimeoutMs: 4000 });
+    const [s1, s2] = await sessionsN(2);
+    const victim = new LeaderLatch(victimSession, path, { participantId: 'victim' });
+    const others = [new LeaderLatch(s1!, path, { participantId: 'p1' }), new LeaderLatch(s2!, path, { participantId: 'p2' })];
+    const all = [victim, ...others];
+    const ids = ['victim', 'p1', 'p2'];
+    const count = countLeaders(all, ids);
+    const electedSignals: AbortSignal[] = [];
+    const revoked: unknown[] = [];
+    victim.on('elected', (signal) => electedSignals.push(signal));
+    victim.on('revoked', (reason) => revoked.push(reason));
+    await startInOrder(path, all);
+    await settled(path, all, ids, ids);
+    assert.equal(electedSignals.length, 1);
+    const signal = electedSignals[0]!;
+    assert.equal(victim.leadershipSignal, signal, 'leadershipSignal is the signal given to elected');
+    const oldSession = victimSession.sessionId;
+    const oldNode = (await view(path).participants())[0]!.path;
+
+    await expireSession(victimSession, proxy);
+    assert.equal(revoked.length, 1);
+    assert.ok(revoked[0] instanceof LockLostError, String(revoked[0]));
+    assert.ok(signal.aborted);
+    assert.equal(signal.reason, revoked[0]);
+    assert.equal(victim.hasLeadership, false);
+    assert.equal(victim.leadershipSignal, undefined);
+
+    const next = await settled(path, all, ids, ['p1', 'p2', 'victim']);
+    assert.equal(next, others[0], 'the next participant in line is elected');
+    const parts = await view(path).participants();
+    const back = parts[2]!;
+    assert.notEqual(back.path, oldNode);
+    assert.equal(await observer.exists(oldNode), null, 'the expired node is gone');
+    assert.equal((await observer.exists(back.path))?.ephemeralOwner, victimSession.sessionId, 'it re-entered with the new session');
+    assert.notEqual(victimSession.sessionId, oldSession);
+
+    // Once the others leave, it leads again, in its new session.
+    await Promise.all(others.map((l) => l.close()));
+    await withTimeout(victim.awaitLeadership(), 10000, 'the victim leads again');
+    assert.equal(electedSignals.length, 2);
+    assert.equal(count.max, 1, count.log.join(' '));
+    await victim.close();
+    assert.deepEqual(await nodes(path), []);
+  });
+
+  test('awaitLeadership: timeout and abort reject, the participant keeps exactly one node, close removes it', async () => {
+    const path = uniquePath('await');
+    const [s1, s2] = await sessionsN(2);
+    const a = new LeaderLatch(s1!, path, { participantId: 'A' });
+    const b = new LeaderLatch(s2!, path, { participantId: 'B' });
+    a.start();
+    await a.awaitLeadership({ timeoutMs: 5000 });
+    await a.awaitLeadership({ timeoutMs: 0 }); // already leader: resolves at once
+    b.start();
+    await queued(path, 2);
+
+    const err = await b.awaitLeadership({ timeoutMs: 200 }).catch((e: unknown) => e);
+    assert.ok(err instanceof LockTimeoutError, String(err));
+    assert.equal(err.code, 'LOCK_TIMEOUT');
+    const ac = new AbortController();
+    const waiting = b.awaitLeadership({ signal: ac.signal });
+    const reason = new Error('stop waiting');
+    ac.abort(reason);
+    await assert.rejects(waiting, (e) => e === reason);
+    const pre = new Error('already aborted');
+    await assert.rejects(b.awaitLeadership({ signal: AbortSignal.abort(pre) }), (e) => e === pre);
+
+    // B stays in the election (by design), with exactly one node.
+    const parts = await view(path).participants();
+    assert.deepEqual(parts.map((p) => p.id), ['A', 'B']);
+    assert.equal((await nodes(path)).length, 2);
+    assert.equal(b.hasLeadership, false);
+
+    // close() while awaiting rejects with ClosedError and removes B's node.
+    const closing = b.awaitLeadership();
+    const closedRejection = assert.rejects(closing, ClosedError);
+    await b.close();
+    await closedRejection;
+    assert.deepEqual((await view(path).participants()).map((p) => p.id), ['A']);
+    assert.ok(a.hasLeadership);
+    await a.close();
+    assert.deepEqual(await nodes(path), []);
+  });
+
+  test('misuse: start twice, await before start, use after close, invalid arguments', async () => {
+    const path = uniquePath('misuse');
+    const [s] = await sessionsN(1);
+    const latch = new LeaderLatch(s!, path);
+    await assert.rejects(latch.awaitLeadership(), IllegalStateError);
+    const err = await latch.awaitLeadership().catch((e: unknown) => e);
+    assert.equal((err as IllegalStateError).code, 'ILLEGAL_STATE');
+    latch.start();
+    assert.throws(() => latch.start(), IllegalStateError);
+    await latch.awaitLeadership({ timeoutMs: 5000 });
+    await assert.rejects(latch.awaitLeadership({ timeoutMs: -1 }), InvalidArgumentError);
+    await assert.rejects(latch.awaitLeadership({ timeoutMs: Number.NaN }), InvalidArgumentError);
+    await assert.rejects(latch.awaitLeadership({ signal: {} as AbortSignal }), InvalidArgumentError);
+    await latch.close();
+    await latch.close(); // idempotent
+    assert.throws(() => latch.start(), ClosedError);
+    await assert.rejects(latch.awaitLeadership(), ClosedError);
+    await assert.rejects(latch.participants(), ClosedError);
+    await assert.rejects(latch.leader(), ClosedError);
+    assert.deepEqual(await nodes(path), []);
+
+    for (const p of ['', 'leader', '/leader/', '/a//b', '/', 42, undefined]) {
+      assert.throws(() => new LeaderLatch(s!, p as string), InvalidArgumentError, `latch path ${String(p)}`);
+      assert.throws(() => new LeaderSelector(s!, p as string), InvalidArgumentError, `selector path ${String(p)}`);
+    }
+    for (const policy of ['bogus', '', 'SUSPENDED', 1]) {
+      assert.throws(() => new LeaderLatch(s!, '/x', { policy: policy as never }), InvalidArgumentError, `policy ${String(policy)}`);
+      assert.throws(() => new LeaderSelector(s!, '/x', { policy: policy as never }), InvalidArgumentError, `selector policy ${String(policy)}`);
+    }
+    assert.throws(() => new LeaderLatch(s!, '/x', { participantId: 5 as never }), InvalidArgumentError);
+    assert.throws(() => new LeaderLatch(s!, '/x', { lockName: 'a/b' }), InvalidArgumentError);
+    assert.throws(() => new LeaderLatch(s!, '/x', { lockName: '' }), InvalidArgumentError);
+    assert.throws(() => new LeaderLatch(s!, '/x', null as never), InvalidArgumentError);
+    assert.throws(() => new LeaderLatch({} as ZkSession, '/x'), InvalidArgumentError);
+    assert.throws(() => new LeaderSelector({} as ZkSession, '/x'), InvalidArgumentError);
+
+    // A latch on a closed session cannot start.
+    const closedSession = await pool.connect(server.connectString);
+    const orphan = new LeaderLatch(closedSession, uniquePath('closed-session'));
+    await closedSession.close();
+    assert.throws(() => orphan.start(), ClosedError);
+  });
+});
+
+describe('LeaderSelector', () => {
+  test('run(fn): fn runs only while leader; the second selector runs only after the first finished', async () => {
+    const path = uniquePath('selector');
+    const [s1, s2] = await sessionsN(2);
+    const a = new LeaderSelector(s1!, path, { participantId: 'A' });
+    const b = new LeaderSelector(s2!, path, { participantId: 'B' });
+    const events: string[] = [];
+    let releaseA!: () => void;
+    const aGate = new Promise<void>((resolve) => (releaseA = resolve));
+    let aStarted!: () => void;
+    const aRunning = new Promise<void>((resolve) => (aStarted = resolve));
+    const aRun = a.run(async (signal) => {
+      events.push('A start');
+      assert.ok(a.hasLeadership, 'A leads while its fn runs');
+      assert.equal(signal.aborted, false);
+      aStarted();
+      await aGate;
+      assert.ok(a.hasLeadership, 'A still leads at the end of its fn');
+      events.push('A end');
+    });
+    await withTimeout(aRunning, 5000, "A's fn");
+    const bRun = b.run((signal) => {
+      events.push('B start');
+      assert.ok(b.hasLeadership, 'B leads while its fn runs');
+      assert.equal(a.hasLeadership, false);
+      assert.equal(signal.aborted, false);
+      events.push('B end');
+    });
+    await queued(path, 2);
+    const parts = await b.participants();
+    assert.deepEqual(parts.map((p) => [p.id, p.isLeader]), [['A', true], ['B', false]]);
+    assert.match(parts[0]!.path, new RegExp(`^${path}/_c_[0-9a-f-]{36}-lock-\\d{10}$`), "Curator LeaderSelector layout (lock-)");
+    assert.equal(b.hasLeadership, false);
+    assert.deepEqual(events, ['A start']);
+    releaseA();
+    await withTimeout(aRun, 5000, 'A.run');
+    await withTimeout(bRun, 5000, 'B.run');
+    assert.deepEqual(events, ['A start', 'A end', 'B start', 'B end']);
+    assert.equal(a.hasLeadership, false);
+    assert.equal(b.hasLeadership, false);
+    assert.deepEqual(await nodes(path), [], 'each selector left the election after its term');
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  test('requeue: two selectors alternate terms; stopped by close() while waiting and by an AbortSignal during a term', async () => {
+    const path = uniquePath('requeue');
+    const [s1, s2] = await sessionsN(2);
+    const a = new LeaderSelector(s1!, path, { participantId: 'A' });
+    const b = new LeaderSelector(s2!, path, { participantId: 'B' });
+    const terms: string[] = [];
+    const termSignals: AbortSignal[] = [];
+    let active = 0;
+    let maxActive = 0;
+    let endTerm: (() => void) | undefined;
+    const fnFor = (name: string, self: LeaderSelector) => async (signal: AbortSignal) => {
+      terms.push(name);
+      termSignals.push(signal);
+      active++;
+      maxActive = Math.max(maxActive, active);
+      assert.ok(self.hasLeadership, `${name} leads during its term`);
+      await new Promise<void>((resolve) => {
+        endTerm = resolve;
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      active--;
+    };
+    const stopA = new AbortController();
+    const aRun = a.run(fnFor('A', a), { requeue: true, signal: stopA.signal });
+    await waitFor(() => terms.length === 1, { timeoutMs: 5000, message: "A's first term" });
+    const bRun = b.run(fnFor('B', b), { requeue: true });
+    await queued(path, 2);
+    for (let k = 1; k <= 4; k++) {
+      endTerm!();
+      await waitFor(() => terms.length === k + 1, { timeoutMs: 5000, message: `term ${k + 1}` });
+      await queued(path, 2); // the one whose term ended is queued again, behind
+    }
+    assert.deepEqual(terms, ['A', 'B', 'A', 'B', 'A'], 'terms alternate');
+    // B is waiting: close() stops it, and its run() resolves.
+    await b.close();
+    await withTimeout(bRun, 5000, 'B.run after close');
+    assert.equal(b.hasLeadership, false);
+    assert.equal((await nodes(path)).length, 1, "B's node is gone");
+    // A is in a term: aborting its signal aborts the term's signal; run() resolves.
+    const reason = new Error('stop A');
+    stopA.abort(reason);
+    await withTimeout(aRun, 5000, 'A.run after abort');
+    const last = termSignals[termSignals.length - 1]!;
+    assert.ok(last.aborted);
+    assert.equal(last.reason, reason);
+    assert.equal(maxActive, 1, 'never two terms at once');
+    assert.ok(terms.filter((t) => t === 'A').length >= 2 && terms.filter((t) => t === 'B').length >= 2);
+    assert.equal(terms.length, 5, 'no term after the stop');
+    assert.deepEqual(await nodes(path), []);
+    await a.close();
+  });
+
+  test("fn's signal aborts when the leader's session expires; the next selector runs after", async () => {
+    const path = uniquePath('selector-expiry');
+    const { session: victimSession, proxy } = await proxied({ sessionTimeoutMs: 4000 });
+    const [s2] = await sessionsN(1);
+    const a = new LeaderSelector(victimSession, path, { participantId: 'A' });
+    const b = new LeaderSelector(s2!, path, { participantId: 'B' });
+    let aSignal: AbortSignal | undefined;
+    let aEnded = false;
+    const aRun = a.run(async (signal) => {
+      aSignal = signal;
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      aEnded = true;
+    });
+    await waitFor(() => aSignal, { timeoutMs: 5000, message: "A's term" });
+    let bSawAEnded: boolean | undefined;
+    const bRun = b.run(() => {
+      bSawAEnded = aEnded;
+    });
+    await queued(path, 2);
+    assert.equal(aSignal!.aborted, false);
+    await expireSession(victimSession, proxy);
+    assert.ok(aSignal!.aborted, "A's signal aborted");
+    assert.ok(aSignal!.reason instanceof LockLostError, String(aSignal!.reason));
+    await withTimeout(aRun, 10000, 'A.run returns after its fn did');
+    await withTimeout(bRun, 10000, 'B runs after the expiry');
+    assert.equal(bSawAEnded, true, "B's term began after A's fn had returned");
+    assert.deepEqual(await nodes(path), []);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  test('stopping: with requeue an abort while waiting resolves run(); without requeue it rejects with the reason', async () => {
+    const path = uniquePath('selector-stop');
+    const [s1, s2, s3] = await sessionsN(3);
+    const holder = new LeaderSelector(s1!, path);
+    let release!: () => void;
+    const holding = holder.run(() => new Promise<void>((r) => (release = r)));
+    await queued(path, 1);
+    const stopA = new AbortController();
+    const a = new LeaderSelector(s2!, path).run(() => assert.fail('never leader'), { requeue: true, signal: stopA.signal });
+    const stopB = new AbortController();
+    const b = new LeaderSelector(s3!, path).run(() => assert.fail('never leader'), { signal: stopB.signal });
+    await queued(path, 3);
+    stopA.abort(new Error('stop A'));
+    await a; // resolves
+    const reason = new Error('stop B');
+    stopB.abort(reason);
+    await assert.rejects(b, (e) => e === reason);
+    release();
+    await holding;
+    await waitFor(async () => (await observer.exists(path)) === null || (await observer.getChildren(path)).children.length === 0, { timeoutMs: 5000, message: 'no node left' });
+  });
+
+  test('misuse: run twice, run after close, a non-function', async () => {
+    const path = uniquePath('selector-misuse');
+    const [s] = await sessionsN(1);
+    const sel = new LeaderSelector(s!, path);
+    await assert.rejects(sel.run('nope' as never), InvalidArgumentError);
+    await assert.rejects(sel.run(() => undefined, { signal: {} as AbortSignal }), InvalidArgumentError);
+    let termSignal: AbortSignal | undefined;
+    const running = sel.run((signal) => {
+      termSignal = signal;
+      return new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    });
+    const again = await sel.run(() => undefined).catch((e: unknown) => e);
+    assert.ok(again instanceof IllegalStateError, String(again));
+    assert.equal(again.code, 'ILLEGAL_STATE');
+    await waitFor(() => termSignal, { timeoutMs: 5000, message: 'term' });
+    await sel.close();
+    await withTimeout(running, 5000, 'run resolves after close');
+    assert.ok(termSignal!.aborted, 'close aborts the running term');
+    await assert.rejects(sel.run(() => undefined), ClosedError);
+    assert.deepEqual(await nodes(path), []);
+  });
+});
+
+describe("policy: 'lost' vs 'suspended'", () => {
+  /** Leader behind a proxy (8 s session) and a follower; blackholes the leader until SUSPENDED, then heals. */
+  async function partitionLeader(policy: LeaderLatchOptions['policy']) {
+    const path = uniquePath(`policy-${policy ?? 'default'}`);
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 8000 });
+    const [s2] = await sessionsN(1);
+    const leader = new LeaderLatch(session, path, { participantId: 'L', ...(policy ? { policy } : {}) });
+    const other = new LeaderLatch(s2!, path, { participantId: 'O' });
+    const count = countLeaders([leader, other], ['L', 'O']);
+    const revoked: unknown[] = [];
+    leader.on('revoked', (r) => revoked.push(r));
+    leader.start();
+    await leader.awaitLeadership({ timeoutMs: 5000 });
+    other.start();
+    await queued(path, 2);
+    const signal = leader.leadershipSignal!;
+    const sessionId = session.sessionId;
+    const suspended = nextState(session, 'SUSPENDED', 15000);
+    proxy.blackhole();
+    await suspended;
+    const reconnected = nextState(session, 'RECONNECTED', 15000);
+    proxy.pass();
+    await reconnected;
+    assert.equal(session.sessionId, sessionId, 'the same session came back');
+    return { path, leader, other, count, revoked, signal };
+  }
+
+  test("'lost': a short partition (shorter than the session timeout) does not revoke leadership", async () => {
+    const { path, leader, other, count, revoked, signal } = await partitionLeader('lost');
+    assert.deepEqual(revoked, []);
+    assert.ok(leader.hasLeadership);
+    assert.equal(signal.aborted, false);
+    assert.equal(leader.leadershipSignal, signal, 'the same term');
+    assert.equal(other.hasLeadership, false);
+    assert.deepEqual((await view(path).participants()).map((p) => [p.id, p.isLeader]), [['L', true], ['O', false]]);
+    assert.equal(count.max, 1);
+    await Promise.all([leader.close(), other.close()]);
+    assert.deepEqual(await nodes(path), []);
+  });
+
+  test('default policy: the same partition revokes leadership at suspension; the other participant takes over', async () => {
+    const { path, leader, other, count, revoked, signal } = await partitionLeader(undefined);
+    assert.equal(revoked.length, 1);
+    assert.ok(revoked[0] instanceof LockLostError, String(revoked[0]));
+    assert.ok(signal.aborted);
+    const next = await settled(path, [leader, other], ['L', 'O'], ['O', 'L']);
+    assert.equal(next, other);
+    assert.equal(count.max, 1, count.log.join(' '));
+    await Promise.all([leader.close(), other.close()]);
+    assert.deepEqual(await nodes(path), []);
+  });
+});
