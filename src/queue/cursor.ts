@@ -53,6 +53,12 @@ export class Cursor {
     return [...this.cache];
   }
 
+  /** A fresh listing of the first bucket with items `keep` accepts, in order, filtered. */
+  async allWhere(keep: (ref: ItemRef) => boolean): Promise<ItemRef[]> {
+    await this.refreshWhere(keep);
+    return [...this.cache];
+  }
+
   /** The candidate was taken by someone else. */
   missed(): void {
     this.misses += 1;
@@ -70,12 +76,19 @@ export class Cursor {
 
   /** Lists the lowest non-empty bucket; reaps drained buckets that are not a tail. */
   async refresh(): Promise<void> {
+    await this.refreshWhere(() => true);
+  }
+
+  /**
+   * Lists the lowest bucket that has items `keep` accepts (at-least-once consumers skip claimed
+   * items, so a bucket whose items are all claimed does not block the ones behind it).
+   */
+  async refreshWhere(keep: (ref: ItemRef) => boolean): Promise<void> {
     this.misses = 0;
     this.cache = [];
-    // Fast path: the bucket we read last still has items, and nothing of a lower priority or
-    // an older bucket appeared (a put only ever goes to a tail bucket; the check below covers
-    // priorities). One listing instead of walking the tree.
-    if (this.last && (await this.priorities())[0] === this.last.pdir && (await this.list(this.last.pdir, this.last.bucket))) return;
+    // Fast path: the bucket we read last still has items, and nothing of a lower priority
+    // appeared (a put only ever goes to a tail bucket). One listing instead of walking the tree.
+    if (this.last && (await this.priorities())[0] === this.last.pdir && (await this.list(this.last.pdir, this.last.bucket, keep))) return;
     for (const pdir of await this.priorities()) {
       const buckets = await this.children(`${this.items}/${pdir}`, parseBucket);
       for (const [i, b] of buckets.entries()) {
@@ -92,14 +105,14 @@ export class Cursor {
           if (i < buckets.length - 1) await this.session.delete(dir, { version: stat.version }).catch(() => undefined);
           continue;
         }
-        if (await this.list(pdir, bucket)) return;
+        if (await this.list(pdir, bucket, keep)) return;
       }
     }
     this.last = undefined;
   }
 
-  /** Lists one bucket into the cache; false when it has no items (or is gone). */
-  private async list(pdir: string, bucket: string): Promise<boolean> {
+  /** Lists one bucket into the cache; false when it has no items `keep` accepts (or is gone). */
+  private async list(pdir: string, bucket: string, keep: (ref: ItemRef) => boolean): Promise<boolean> {
     const dir = `${this.items}/${pdir}/${bucket}`;
     let children: string[];
     try {
@@ -108,9 +121,11 @@ export class Cursor {
       if (err instanceof NoNodeError) return false;
       throw err;
     }
-    const names = sortItems(children);
-    if (names.length === 0) return false;
-    this.cache = names.map((name) => ({ pdir, bucket, name, path: `${dir}/${name}` }));
+    const refs = sortItems(children)
+      .map((name) => ({ pdir, bucket, name, path: `${dir}/${name}` }))
+      .filter(keep);
+    if (refs.length === 0) return false;
+    this.cache = refs;
     this.last = { pdir, bucket };
     return true;
   }

@@ -298,9 +298,8 @@ export class DistributedQueue {
   private async listClaimable(): Promise<void> {
     this.listing ??= (async () => {
       await this.session.mkdirp(`${this.path}/claims`);
-      const [refs, claims] = await Promise.all([this.cursor.all(), this.session.getChildren(`${this.path}/claims`)]);
-      const taken = new Set(claims.children);
-      this.claimable = refs.filter((r) => !taken.has(claimName(r.pdir, r.bucket, r.name)));
+      const taken = new Set((await this.session.getChildren(`${this.path}/claims`)).children);
+      this.claimable = await this.cursor.allWhere((r) => !taken.has(claimName(r.pdir, r.bucket, r.name)));
     })().finally(() => {
       this.listing = undefined;
     });

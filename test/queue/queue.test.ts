@@ -1,7 +1,10 @@
 // DistributedQueue against a real standalone ZooKeeper: no item lost or duplicated under
 // concurrent takes, FIFO and priorities, at-least-once redelivery (handler throws, session
 // expires mid-item), no herd among idle consumers, timeout/abort cleanup (nodes and server-side
-// watches), size/peek/poll, bad input, close, and the bucketed node layout.
+// watches), size/peek/poll, bad input, close, and the bucketed node layout. Also the review's
+// regressions: no busy loop on a missing directory, a late ack/release by an expired consumer
+// leaves a re-claimed item alone, no starvation behind claimed items, peek keeps the poll order,
+// no duplicate after a lost delete reply, take with an aborted signal takes nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../../src/errors.js';
@@ -98,6 +101,8 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 }
 
 const text = (b: Buffer | null): string | null => (b === null ? null : b.toString());
+
+const noop = (): void => undefined;
 
 describe('at-most-once takes', () => {
   test('1 producer x 2000 items, 4 consumers taking concurrently: none lost, none duplicated', async () => {
@@ -221,6 +226,62 @@ describe('at-most-once takes', () => {
     assert.equal(await q.peek(), null);
     assert.equal(await q.size(), 0);
   });
+
+  test('peek() does not change the order of later polls', async () => {
+    const path = uniquePath('peek-order');
+    const [s] = await sessionsN(1);
+    const q = new DistributedQueue(s!, path);
+    await q.putAll(['a', 'b', 'c', 'd']);
+    const seen: (string | null)[] = [];
+    seen.push(text(await q.peek()), text(await q.poll()), text(await q.poll()));
+    seen.push(text(await q.peek()), text(await q.peek()), text(await q.poll()), text(await q.poll()));
+    seen.push(text(await q.poll()), text(await q.peek()));
+    assert.deepEqual(seen, ['a', 'a', 'b', 'c', 'c', 'c', 'd', null, null]);
+  });
+
+  test('a poll whose delete reply is lost never returns an item another consumer took meanwhile', async () => {
+    const path = uniquePath('lost-reply');
+    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    proxies.push(proxy);
+    const victim = await pool.connect(proxy.connectString);
+    const [so] = await sessionsN(1);
+    const qv = new DistributedQueue(victim, path);
+    const qo = new DistributedQueue(so!, path);
+    await qo.putAll(['X', 'Y']);
+    assert.equal(text(await qv.poll()), 'X'); // Y is now in the victim's listing
+
+    // The victim reads Y and sends the request that deletes it; the connection drops while the
+    // request is held in the proxy, so it never reaches the server, and the victim cannot
+    // reconnect yet. Meanwhile the other consumer takes Y.
+    proxy.latency(250);
+    const sent = (): number => victim.counters.delete + victim.counters.multi;
+    const before = sent();
+    const pending = qv.poll();
+    pending.catch(noop);
+    try {
+      await waitFor(() => sent() > before, { timeoutMs: 5000, message: "the victim's delete sent" });
+      proxy.blackhole();
+      proxy.dropAll();
+      assert.equal(text(await qo.poll()), 'Y');
+    } finally {
+      proxy.pass();
+    }
+    const got = await withTimeout(pending, 10000, "the victim's poll");
+    assert.equal(text(got), null, 'Y was handed to the other consumer; the victim must not return it too');
+    assert.deepEqual(await itemPaths(path), []);
+  });
+
+  test('take with an already aborted signal rejects with its reason and takes nothing', async () => {
+    const path = uniquePath('take-aborted');
+    const [s] = await sessionsN(1);
+    const q = new DistributedQueue(s!, path);
+    await q.put('d');
+    const reason = new Error('gave up before asking');
+    await assert.rejects(q.take({ signal: AbortSignal.abort(reason) }), (e) => e === reason);
+    assert.equal(await q.size(), 1, 'the item is still there');
+    assert.deepEqual(await consumerNodes(path), []);
+    assert.equal(text(await q.poll()), 'd');
+  });
 });
 
 describe('at-least-once consumers', () => {
@@ -320,6 +381,151 @@ describe('at-least-once consumers', () => {
     assert.deepEqual(await claimNodes(path), []);
     assert.deepEqual(await consumerNodes(path), []);
     assert.equal(text(await qB.poll()), 'Y');
+  });
+
+  test('an expired consumer acknowledges one item and fails another late, while a second consumer holds both again: neither item nor the new claims are touched', async () => {
+    const path = uniquePath('late-ack-release');
+    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    proxies.push(proxy);
+    const sA = await pool.connect(proxy.connectString);
+    const [sB] = await sessionsN(1);
+    const qA = new DistributedQueue(sA, path, { participantId: 'A' });
+    const qB = new DistributedQueue(sB!, path, { participantId: 'B' });
+    const [x, y] = await qA.putAll(['X', 'Y']);
+
+    // A claims X and Y and blocks in both handlers; once let go it acknowledges X and fails Y.
+    const gateA = deferred<void>();
+    const aDeliveries = new Map<string, Delivery>();
+    const stopA = new AbortController();
+    const consumingA = qA.consume(
+      async (data, d) => {
+        aDeliveries.set(data.toString(), d);
+        await gateA.promise;
+        if (data.toString() === 'Y') throw new Error('A fails Y, late');
+      },
+      { concurrency: 2, signal: stopA.signal, onError: noop },
+    );
+    await waitFor(() => aDeliveries.size === 2, { timeoutMs: 5000, message: 'A holds X and Y' });
+
+    // B lines up (both workers), A's session expires, B claims X and Y again and blocks.
+    const gateB = deferred<void>();
+    const bDeliveries = new Map<string, Delivery>();
+    const stopB = new AbortController();
+    const consumingB = qB.consume(
+      async (data, d) => {
+        bDeliveries.set(data.toString(), d);
+        await gateB.promise;
+      },
+      { concurrency: 2, signal: stopB.signal },
+    );
+    try {
+      await lined(path, 2);
+      await expireSession(sA, proxy);
+      await waitFor(() => bDeliveries.size === 2, { timeoutMs: 15000, message: 'B holds X and Y again' });
+      assert.deepEqual([bDeliveries.get('X')?.path, bDeliveries.get('Y')?.path], [x, y]);
+      assert.ok(bDeliveries.get('X')!.redeliveries >= 1 && bDeliveries.get('Y')!.redeliveries >= 1);
+      // The claim nodes: name, creation zxid (which node) and whether B's session owns them.
+      const claims = async (): Promise<{ name: string; czxid?: bigint; ofB: boolean }[]> =>
+        Promise.all(
+          (await claimNodes(path)).sort().map(async (name) => {
+            const st = await observer.exists(`${path}/claims/${name}`);
+            return { name, czxid: st?.czxid, ofB: st?.ephemeralOwner === sB!.sessionId };
+          }),
+        );
+      const bClaims = await claims();
+      assert.equal(bClaims.length, 2);
+      assert.ok(bClaims.every((c) => c.ofB), "both claims are B's");
+
+      // A's handlers return now: the late acknowledgement of X and the late release of Y.
+      stopA.abort();
+      gateA.resolve();
+      await withTimeout(consumingA, 10000, 'A to stop');
+      assert.deepEqual(
+        { items: await itemPaths(path), claims: await claims() },
+        { items: [x, y].sort(), claims: bClaims },
+        "A's late ack deleted neither X nor B's claim on it; A's late release of Y did not delete B's claim on Y",
+      );
+    } finally {
+      stopA.abort();
+      gateA.resolve();
+      stopB.abort();
+      gateB.resolve();
+    }
+    // B acknowledges both.
+    await withTimeout(consumingB, 10000, 'B to stop');
+    assert.deepEqual(await itemPaths(path), []);
+    assert.deepEqual(await claimNodes(path), []);
+    assert.deepEqual(await consumerNodes(path), []);
+  });
+
+  test('an item claimed at the head (here the only urgent one) does not keep others from the rest of the queue', async () => {
+    const path = uniquePath('no-head-of-line');
+    const [sA, sB] = await sessionsN(2);
+    const qA = new DistributedQueue(sA!, path);
+    const qB = new DistributedQueue(sB!, path);
+    await qA.put('urgent', { priority: 1 });
+    await qA.put('normal');
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const aGot: string[] = [];
+    const bGot: string[] = [];
+    const stopA = new AbortController();
+    const stopB = new AbortController();
+    const a = qA.consume(async (d) => {
+      aGot.push(d.toString());
+      await gate;
+    }, { signal: stopA.signal });
+    await waitFor(() => aGot.length === 1, { timeoutMs: 5000, message: 'A holds the urgent item' });
+    const b = qB.consume((d) => void bGot.push(d.toString()), { signal: stopB.signal });
+    await waitFor(() => bGot.length === 1, { timeoutMs: 5000, message: 'B takes the normal item while A holds the urgent one' });
+    assert.deepEqual([aGot, bGot], [['urgent'], ['normal']]);
+    stopB.abort();
+    release();
+    await waitFor(async () => (await qB.size()) === 0, { timeoutMs: 5000, message: 'A acknowledged' });
+    stopA.abort();
+    await Promise.all([a, b]);
+  });
+
+  test('a consumer gets the unclaimed items even when the first 20 listed are claimed by another consumer', async () => {
+    const path = uniquePath('no-starvation');
+    const [sA, sB] = await sessionsN(2);
+    const qA = new DistributedQueue(sA!, path, { participantId: 'A' });
+    const qB = new DistributedQueue(sB!, path, { participantId: 'B' });
+    const items = Array.from({ length: 30 }, (_, i) => `item-${String(i).padStart(2, '0')}`);
+    await qA.putAll(items);
+
+    const gate = deferred<void>();
+    const aGot: string[] = [];
+    const stopA = new AbortController();
+    const consumingA = qA.consume(
+      async (data) => {
+        aGot.push(data.toString());
+        await gate.promise;
+      },
+      { concurrency: 20, signal: stopA.signal },
+    );
+    const bGot: string[] = [];
+    const stopB = new AbortController();
+    try {
+      // Each of A's workers walks past the items its other workers claimed.
+      await waitFor(() => aGot.length === 20, { timeoutMs: 5000 }).catch(() => assert.fail(`A's 20 workers hold ${aGot.length} of the 30 items after 5 s, not 20`));
+      assert.deepEqual([...aGot].sort(), items.slice(0, 20), 'A holds the first 20 in line');
+      assert.equal((await claimNodes(path)).length, 20);
+
+      const consumingB = qB.consume((data) => void bGot.push(data.toString()), { signal: stopB.signal });
+      await waitFor(() => bGot.length === 10, { timeoutMs: 5000 }).catch(() => assert.fail(`B got ${bGot.length} of the 10 unclaimed items within 5 s`));
+      stopB.abort();
+      await withTimeout(consumingB, 5000, 'B to stop');
+      assert.deepEqual([...bGot].sort(), items.slice(20), 'B got exactly the unclaimed items');
+      assert.equal(aGot.length, 20, 'A got nothing more');
+    } finally {
+      stopA.abort();
+      stopB.abort();
+      gate.resolve();
+    }
+    await withTimeout(consumingA, 10000, 'A to stop');
+    assert.deepEqual(await itemPaths(path), []);
+    assert.deepEqual(await claimNodes(path), []);
   });
 });
 
@@ -454,6 +660,64 @@ describe('idle consumers', () => {
     await assert.rejects(q.size(), ClosedError);
     await assert.rejects(q.consume(() => undefined), ClosedError);
     assert.deepEqual(await itemPaths(path), [], 'nothing was put after close');
+  });
+
+  test('take on a never-used queue path waits without spinning (a handful of listings in a 500 ms take), then a put still wakes a waiting take', async () => {
+    const path = uniquePath('take-unused');
+    const [s, sp] = await sessionsN(2);
+    const q = new DistributedQueue(s!, path);
+    // One wait costs a fixed handful of listings, however long it lasts; before the fix a
+    // missing directory counted as a change: hundreds of getChildren in 500 ms.
+    const before = s!.counters.getChildren;
+    const err = await q.take({ timeoutMs: 500 }).catch((e: unknown) => e);
+    assert.ok(err instanceof OperationTimeoutError, String(err));
+    const listings = s!.counters.getChildren - before;
+    assert.ok(listings < 20, `${listings} getChildren requests during a 500 ms take on an unused path`);
+    assert.deepEqual(await consumerNodes(path), []);
+    await waitNoWatches(s!, path);
+    assert.equal(s!.activeWatchCount, 0);
+
+    // Waiting on a queue that has no item directory yet still hears the first put.
+    const pending = q.take({ timeoutMs: 10000 });
+    await lined(path, 1);
+    await new DistributedQueue(sp!, path).put('first');
+    assert.equal((await pending).toString(), 'first');
+  });
+
+  test('an idle consumer on a queue with no claims directory waits without spinning (a bounded number of listings in 500 ms), then handles a put', async () => {
+    const path = uniquePath('consume-no-claims');
+    const [s, sp] = await sessionsN(2);
+    const producer = new DistributedQueue(sp!, path);
+    await producer.put('warm-up'); // the item directories exist; the claims directory does not
+    assert.equal(text(await producer.poll()), 'warm-up');
+    assert.equal(await observer.exists(`${path}/claims`), null);
+    const q = new DistributedQueue(s!, path);
+    const got: string[] = [];
+    // One wait costs a fixed ~20 listings (items and claims, twice, the watch points, the four
+    // watched directories), however long it lasts; before the fix, hundreds in 500 ms.
+    const before = s!.counters.getChildren;
+    await withTimeout(q.consume((data) => void got.push(data.toString()), { signal: AbortSignal.timeout(500) }), 5000, 'consume to stop');
+    const listings = s!.counters.getChildren - before;
+    assert.ok(listings < 40, `${listings} getChildren requests while consuming an empty queue for 500 ms`);
+    assert.equal(got.length, 0, 'nothing to consume');
+    assert.deepEqual(await consumerNodes(path), []);
+    await waitNoWatches(s!, path);
+    assert.equal(s!.activeWatchCount, 0);
+
+    const stop = new AbortController();
+    const consuming = q.consume(
+      (data) => {
+        got.push(data.toString());
+        stop.abort();
+      },
+      { signal: stop.signal },
+    );
+    await lined(path, 1);
+    await producer.put('x');
+    await withTimeout(consuming, 5000, 'the consumer handled the put');
+    assert.deepEqual(got, ['x']);
+    assert.deepEqual(await itemPaths(path), []);
+    assert.deepEqual(await claimNodes(path), []);
   });
 });
 
