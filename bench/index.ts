@@ -57,8 +57,16 @@ try {
     for (const [name, w] of selected) {
       console.error(`[run ${r + 1}/${runs}] ${name}...`);
       const ctx = new BenchContext(connectString, name, host, Number(port));
+      let timer: NodeJS.Timeout | undefined;
       try {
-        const line = await w.run(ctx);
+        // A workload that does not finish is a failure to report, not a reason to hang.
+        const limit = name === 'queue_200k' ? 1_800_000 : 120_000;
+        const line = await Promise.race([
+          w.run(ctx),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`${name} did not finish within ${limit / 1000} s`)), limit);
+          }),
+        ]);
         if (name === 'raw_seq') rawSeqRate = Number(line.ops_per_s);
         else if (rawSeqRate && name !== 'raw_pipelined' && name !== 'leader_failover') line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
         console.log(JSON.stringify(line));
@@ -66,6 +74,7 @@ try {
         failed = true;
         console.error(`${name} failed:`, err);
       } finally {
+        clearTimeout(timer);
         await ctx.cleanup();
       }
     }
