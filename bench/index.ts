@@ -44,7 +44,8 @@ let server: TestingServer | undefined;
 let connectString = values.connect;
 if (!connectString) {
   console.error('starting a local ZooKeeper (standalone, default fsync)...');
-  server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'] });
+  // A larger heap than the test servers': ZooKeeper keeps every znode in memory (queue_200k).
+  server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });
   connectString = server.connectString;
 }
 const [host = '127.0.0.1', port = '2181'] = connectString.split(',')[0]!.split('/')[0]!.split(':');

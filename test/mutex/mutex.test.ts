@@ -142,6 +142,26 @@ describe('exclusion and order', () => {
     assert.equal(after.watchEvents - before.watchEvents, 1, "only the predecessor's deletion");
   });
 
+  test('concurrent acquire() calls on one instance exclude each other (not reentrant)', async () => {
+    const path = uniquePath('same-instance');
+    const [s] = await sessionsN(1);
+    const m = new Mutex(s!, path);
+    const first = await m.acquire();
+    let secondGranted = false;
+    const second = m.acquire({ timeoutMs: 10000 }).then((h) => {
+      secondGranted = true;
+      return h;
+    });
+    await queued(path, 2);
+    assert.equal(secondGranted, false, 'the second flow waits, although it is the same instance');
+    assert.equal(await m.tryAcquire(), null);
+    await first.release();
+    const h2 = await second;
+    assert.ok(h2.fencingToken > first.fencingToken);
+    await h2.release();
+    await m.close();
+  });
+
   test('FIFO: waiters are granted in the order they queued', async () => {
     const path = uniquePath('fifo');
     const sessions = await sessionsN(6);
