@@ -20,11 +20,12 @@ export interface LockSpec {
   /** Decides whether we hold, or what to wait on. */
   readonly predicate: Predicate;
   /**
-   * Whether nodes can appear ahead of a waiting node (a read-write lock downgrade inserts one).
-   * Then a wake-up that would grant re-lists the directory first instead of trusting the
-   * snapshot.
+   * The kind of node whose holder may insert a node in its own place, ahead of waiters (a
+   * read-write lock downgrade puts a read node where the write node stands). A grant on a
+   * snapshot from which a node of this kind was removed re-lists the directory first instead
+   * of trusting the snapshot.
    */
-  readonly insertions?: boolean;
+  readonly insertingKind?: string;
   /** Data for the directory node when the driver has to create it. */
   readonly dirData?: Buffer;
 }
@@ -240,6 +241,12 @@ export class LockDriver {
     await req.onListing?.(listing.stat);
     let queue = sortChildren(listing.children, this.spec.kinds);
     let trusted = true; // false: the snapshot was reduced by deletions we were told of
+    let insertable = false; // a removed node's holder may have inserted one in its place
+    const remove = (names: readonly string[]): void => {
+      insertable ||= queue.some((n) => names.includes(n.name) && n.kind === this.spec.insertingKind);
+      queue = without(queue, names);
+      trusted = false;
+    };
     const watches = new Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>();
     const dropWatch = (name: string): void => {
       watches.get(name)?.abort.abort();
@@ -250,12 +257,13 @@ export class LockDriver {
         const index = queue.findIndex((n) => n.name === ours);
         if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
         const decision = this.spec.predicate(queue, index, count);
-        if (decision.hold ? !trusted && this.spec.insertions : !trusted) {
+        if (decision.hold ? !trusted && insertable : !trusted) {
           // A reduced snapshot may still list nodes that left unseen (we only watch a few):
           // one listing beats probing them one by one.
           listing = await this.session.getChildren(this.dir);
           queue = sortChildren(listing.children, this.spec.kinds);
           trusted = true;
+          insertable = false;
           continue;
         }
         if (decision.hold) return true;
@@ -263,17 +271,13 @@ export class LockDriver {
         for (const name of watches.keys()) if (!decision.waitOn.includes(name)) dropWatch(name);
         const missing = await this.watchAll(decision.waitOn, watches);
         if (missing.length > 0) {
-          queue = without(queue, missing);
-          trusted = false;
+          remove(missing);
           continue;
         }
         const event = await this.nextEvent(watches, giveUp, ownWatch);
         if (event === undefined) return false;
         watches.delete(event.name);
-        if (event.type === 'NODE_DELETED') {
-          queue = without(queue, [event.name]);
-          trusted = false;
-        }
+        if (event.type === 'NODE_DELETED') remove([event.name]);
       }
     } finally {
       for (const name of [...watches.keys()]) dropWatch(name);

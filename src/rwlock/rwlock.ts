@@ -126,8 +126,9 @@ export class WriteLock extends LockRecipe {
     options: ReadWriteLockOptions,
     private readonly holdsRead: () => boolean,
   ) {
-    // A downgrade inserts a read node ahead of queued writers: re-list before granting.
-    super(session, path, { lockName: WRITE, kinds: KINDS, predicate: writePredicate, insertions: true }, options, 'write lock');
+    // A downgrade inserts a read node in a write node's place, ahead of queued writers: a writer
+    // that saw a write node go re-lists before taking the lock.
+    super(session, path, { lockName: WRITE, kinds: KINDS, predicate: writePredicate, insertingKind: WRITE }, options, 'write lock');
   }
 
   /** Waits for the write lock. Rejects with `IllegalStateError` at once if it would be an upgrade. */
