@@ -162,7 +162,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         await this.session.waitConnected({ signal: stop });
         this.reaper.cancel(this.path);
         held = await this.driver.acquire({ signal: stop, data: this.data, watchOwnNode: true });
-        if (!held) continue;
+        // Closed while the grant was on its way: never lead (the finally removes the node).
+        if (!held || stop.aborted) continue;
         // Our node must belong to the session we are connected with now (CURATOR-696).
         if (held.sessionId !== this.session.sessionId || held.sessionSignal.aborted || (this.policy === 'suspended' && this.session.state === 'SUSPENDED')) {
           await this.driver.remove(held.paths);
@@ -195,6 +196,11 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       () => undefined,
     );
     try {
+      // Listeners added to an already aborted signal never run: check, or wait forever.
+      if (this.closeController.signal.aborted || held.sessionSignal.aborted) {
+        this.leadership = undefined;
+        return;
+      }
       this.emit('elected', leadership.signal);
       if (!leadership.signal.aborted) await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
     } finally {

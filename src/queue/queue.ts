@@ -232,7 +232,8 @@ export class DistributedQueue {
           if (again !== null) return again;
           await new Promise<void>((resolve, reject) => {
             for (const w of watched) w.changed.then(() => resolve(), reject);
-            stop.addEventListener('abort', () => reject(stop.reason), { once: true });
+            if (stop.aborted) reject(stop.reason);
+            else stop.addEventListener('abort', () => reject(stop.reason), { once: true });
           });
         } finally {
           watch.abort();
