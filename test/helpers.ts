@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { ZkSession, type SessionOptions } from '../src/client/index.js';
 import type { ConnectionState } from '../src/client/types.js';
-import { withTimeout } from '../src/testing/index.js';
+import { after, before } from 'node:test';
+import { ChaosProxy, TestingServer, withTimeout } from '../src/testing/index.js';
 
 /** A fresh, unique base path for one test. */
 export function uniquePath(name: string): string {
@@ -49,4 +50,41 @@ export function recordStates(session: ZkSession): ConnectionState[] {
   const seen: ConnectionState[] = [];
   session.on('state', (s) => seen.push(s));
   return seen;
+}
+
+/**
+ * The usual setup of an integration test file: one standalone server started in `before`, an
+ * observer session that lists and checks (and takes no part), and everything closed in `after`.
+ */
+export class ServerFixture {
+  server!: TestingServer;
+  observer!: ZkSession;
+  readonly pool = new SessionPool();
+  readonly proxies: ChaosProxy[] = [];
+
+  /** Registers the hooks; `ready` gets the server and observer once they are up. */
+  constructor(ready?: (server: TestingServer, observer: ZkSession) => void) {
+    before(async () => {
+      this.server = await TestingServer.start();
+      this.observer = await this.pool.connect(this.server.connectString, { sessionTimeoutMs: 30000 });
+      ready?.(this.server, this.observer);
+    });
+    after(async () => {
+      await this.pool.closeAll();
+      await Promise.all(this.proxies.map((p) => p.close()));
+      await this.server?.close();
+    });
+  }
+
+  /** `n` sessions to the server (closed in `after`). */
+  sessionsN(n: number, options: SessionOptions = {}): Promise<ZkSession[]> {
+    return Promise.all(Array.from({ length: n }, () => this.pool.connect(this.server.connectString, options)));
+  }
+
+  /** A proxy in front of the server (closed in `after`). */
+  async proxy(): Promise<ChaosProxy> {
+    const proxy = await ChaosProxy.start({ targetPort: this.server.port });
+    this.proxies.push(proxy);
+    return proxy;
+  }
 }

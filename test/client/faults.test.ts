@@ -1,33 +1,25 @@
 // Connection states under real faults: silent partitions (blackhole), server restarts, forced
 // expiry, requests stranded by a lost session, retries through a dropped connection.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ConnectionLossError, SessionExpiredError } from '../../src/errors.js';
 import { ZkSession } from '../../src/client/index.js';
 import { ChaosProxy, expireSession, TestingServer, waitFor } from '../../src/testing/index.js';
-import { nextState, recordStates, SessionPool, uniquePath } from '../helpers.js';
+import { nextState, recordStates, ServerFixture, uniquePath } from '../helpers.js';
 
 let server: TestingServer;
-const pool = new SessionPool();
 let observer: ZkSession;
-const proxies: ChaosProxy[] = [];
+const fx = new ServerFixture((s, o) => {
+  server = s;
+  observer = o;
+});
+const { pool, proxies } = fx;
 
 async function proxied(options: { sessionTimeoutMs: number }): Promise<{ session: ZkSession; proxy: ChaosProxy }> {
-  const proxy = await ChaosProxy.start({ targetPort: server.port });
-  proxies.push(proxy);
+  const proxy = await fx.proxy();
   const session = await pool.connect(proxy.connectString, options);
   return { session, proxy };
 }
-
-before(async () => {
-  server = await TestingServer.start();
-  observer = await pool.connect(server.connectString, { sessionTimeoutMs: 30000 });
-});
-after(async () => {
-  await pool.closeAll();
-  await Promise.all(proxies.map((p) => p.close()));
-  await server?.close();
-});
 
 describe('silent partition (blackhole)', () => {
   test('is noticed within 2/3 of the session timeout: SUSPENDED, then RECONNECTED to the same session', async () => {

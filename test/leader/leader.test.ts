@@ -4,28 +4,21 @@
 // back; awaitLeadership timeout/abort; LeaderSelector terms, requeue and loss; misuse; and the
 // 'lost' policy riding out a short partition that the default policy does not.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError } from '../../src/errors.js';
 import { LeaderLatch, LeaderSelector, type LeaderLatchOptions, type ZkSession } from '../../src/index.js';
 import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
-import { nextState, SessionPool, uniquePath } from '../helpers.js';
+import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
 let server: TestingServer;
-const pool = new SessionPool();
-let observer: ZkSession; // lists and checks; takes no part
-const proxies: ChaosProxy[] = [];
-
-before(async () => {
-  server = await TestingServer.start();
-  observer = await pool.connect(server.connectString, { sessionTimeoutMs: 30000 });
+let observer: ZkSession;
+const fx = new ServerFixture((s, o) => {
+  server = s;
+  observer = o;
 });
-after(async () => {
-  await pool.closeAll();
-  await Promise.all(proxies.map((p) => p.close()));
-  await server?.close();
-});
+const { pool, proxies } = fx;
 
-const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => Promise.all(Array.from({ length: n }, () => pool.connect(server.connectString, options)));
+const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
 /** A session whose only route to the server is its own ChaosProxy. */
 async function proxied(options = {}): Promise<{ session: ZkSession; proxy: ChaosProxy }> {

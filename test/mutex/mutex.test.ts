@@ -2,28 +2,21 @@
 // timeout/abort cleanup (nodes and server-side watches), lost creates, expiry, restarts,
 // guarded transactions, bad input.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NotHeldError } from '../../src/errors.js';
 import { Mutex, type LockHandle, type ZkSession } from '../../src/index.js';
 import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
-import { nextState, SessionPool, uniquePath } from '../helpers.js';
+import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
 let server: TestingServer;
-const pool = new SessionPool();
 let observer: ZkSession;
-const proxies: ChaosProxy[] = [];
-
-before(async () => {
-  server = await TestingServer.start();
-  observer = await pool.connect(server.connectString, { sessionTimeoutMs: 30000 });
+const fx = new ServerFixture((s, o) => {
+  server = s;
+  observer = o;
 });
-after(async () => {
-  await pool.closeAll();
-  await Promise.all(proxies.map((p) => p.close()));
-  await server?.close();
-});
+const { pool, proxies } = fx;
 
-const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => Promise.all(Array.from({ length: n }, () => pool.connect(server.connectString, options)));
+const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
 async function lockNodes(path: string): Promise<string[]> {
   const stat = await observer.exists(path);

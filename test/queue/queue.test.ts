@@ -6,29 +6,22 @@
 // leaves a re-claimed item alone, no starvation behind claimed items, peek keeps the poll order,
 // no duplicate after a lost delete reply, take with an aborted signal takes nothing.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../../src/errors.js';
 import { DistributedQueue, type Delivery, type ZkSession } from '../../src/index.js';
 import { BUCKET_CAPACITY, itemSeq } from '../../src/queue/layout.js';
 import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
-import { SessionPool, uniquePath } from '../helpers.js';
+import { ServerFixture, uniquePath } from '../helpers.js';
 
 let server: TestingServer;
-const pool = new SessionPool();
 let observer: ZkSession;
-const proxies: ChaosProxy[] = [];
-
-before(async () => {
-  server = await TestingServer.start();
-  observer = await pool.connect(server.connectString, { sessionTimeoutMs: 30000 });
+const fx = new ServerFixture((s, o) => {
+  server = s;
+  observer = o;
 });
-after(async () => {
-  await pool.closeAll();
-  await Promise.all(proxies.map((p) => p.close()));
-  await server?.close();
-});
+const { pool, proxies } = fx;
 
-const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => Promise.all(Array.from({ length: n }, () => pool.connect(server.connectString, options)));
+const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
 /** Children of `dir` as the observer sees them; none when it does not exist. */
 async function childrenOf(dir: string): Promise<string[]> {

@@ -4,26 +4,21 @@
 // bad input and use after close.
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockTimeoutError } from '../../src/errors.js';
 import { ReadWriteLock, type LockHandle, type ZkSession } from '../../src/index.js';
 import { TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
-import { SessionPool, uniquePath } from '../helpers.js';
+import { ServerFixture, uniquePath } from '../helpers.js';
 
 let server: TestingServer;
-const pool = new SessionPool();
-let observer: ZkSession; // lists and checks; holds nothing
-
-before(async () => {
-  server = await TestingServer.start();
-  observer = await pool.connect(server.connectString, { sessionTimeoutMs: 30000 });
+let observer: ZkSession;
+const fx = new ServerFixture((s, o) => {
+  server = s;
+  observer = o;
 });
-after(async () => {
-  await pool.closeAll();
-  await server?.close();
-});
+const { pool } = fx;
 
-const sessionsN = (n: number): Promise<ZkSession[]> => Promise.all(Array.from({ length: n }, () => pool.connect(server.connectString)));
+const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
 const READ_NAME = /^_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-__READ__\d{10}$/;
 const WRITE_NAME = /^_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-__WRIT__\d{10}$/;
