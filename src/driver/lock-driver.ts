@@ -70,6 +70,8 @@ export interface HeldNodes {
 interface Entered {
   names: string[];
   czxid: bigint;
+  /** The session that owns our node(s) (their ephemeralOwner). */
+  owner: bigint;
   listing: Promise<{ children: string[]; stat: Stat }>;
 }
 
@@ -118,11 +120,17 @@ export class LockDriver {
   }
 
   private async attempt(req: AcquireRequest, prefix: string, giveUp: AbortSignal | undefined): Promise<HeldNodes | null> {
-    const sessionSignal = this.session.signal;
-    const sessionId = this.session.sessionId;
     const count = req.count ?? 1;
     const entered = await this.enter(req, prefix, count, giveUp);
     const paths = entered.names.map((n) => joinPath(this.dir, n));
+    // The node must belong to the session we now rely on: if the session was renewed while the
+    // create was on its way, start over rather than tie the lock to the wrong session.
+    const sessionSignal = this.session.signal;
+    const sessionId = this.session.sessionId;
+    if (entered.owner !== sessionId || sessionSignal.aborted) {
+      await this.remove(paths);
+      throw new Restart(`our node ${paths[0]} belongs to session 0x${entered.owner.toString(16)}, not the current one`);
+    }
     const own = req.watchOwnNode ? new AbortController() : undefined;
     // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
     // try-once acquisition sets it only if it holds.
@@ -170,17 +178,19 @@ export class LockDriver {
               .createWithStat(req.atSequence === undefined ? base : base + formatSeq(req.atSequence), {
                 mode: req.atSequence === undefined ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL',
                 data: req.data,
-              }).then((r) => ({ paths: [r.path], czxid: r.stat.czxid as bigint | undefined }))
+              })
+              .then((r) => ({ paths: [r.path], stat: r.stat as Stat | undefined }))
           : this.session
               .multi(Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data: req.data })))
-              .then((rs) => ({ paths: rs.map((r) => (r.type === 'create' ? r.path : '')), czxid: undefined as bigint | undefined }));
+              .then((rs) => ({ paths: rs.map((r) => (r.type === 'create' ? r.path : '')), stat: undefined as Stat | undefined }));
       const listing = this.session.getChildren(this.dir);
       listing.catch(noop);
       try {
-        const { paths, czxid } = await created;
-        const names = paths.map((p) => p.slice(this.dir.length + 1));
+        const made = await created;
+        const names = made.paths.map((p) => p.slice(this.dir.length + 1));
         // One multi is one transaction: all its nodes share one czxid.
-        return { names, czxid: czxid ?? (await this.statOf(paths[0] as string)).czxid, listing };
+        const stat = made.stat ?? (await this.statOf(made.paths[0] as string));
+        return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, listing };
       } catch (err) {
         if (err instanceof NoNodeError) {
           await this.session.mkdirp(this.dir, { data: this.spec.dirData });
@@ -218,7 +228,7 @@ export class LockDriver {
     const stat = await this.session.exists(joinPath(this.dir, first));
     // A node of an earlier, expired session is not ours: it vanishes with that session.
     if (!stat || stat.ephemeralOwner !== this.session.sessionId || names.length !== count) return undefined;
-    return { names, czxid: stat.czxid, listing: this.session.getChildren(this.dir) };
+    return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, listing: this.session.getChildren(this.dir) };
   }
 
   /**
