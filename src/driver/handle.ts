@@ -10,8 +10,11 @@ import type { HeldNodes } from './lock-driver.js';
 
 /** What a handle calls back into its recipe. @internal */
 export interface HandleHooks {
-  /** Deletes the nodes (through connection loss) and does the recipe's bookkeeping. */
-  release(handle: LockHandle): Promise<void>;
+  /**
+   * Deletes the nodes (through connection loss) and does the recipe's bookkeeping. Resolves to
+   * whether the nodes were still there to delete.
+   */
+  release(handle: LockHandle): Promise<boolean>;
   /** Reports a loss (event). */
   lost(handle: LockHandle, reason: LockLostError): void;
 }
@@ -91,19 +94,25 @@ export class LockHandle implements AsyncDisposable {
 
   /**
    * Releases the lock: deletes our node(s), retrying through connection loss. Rejects with
-   * {@link NotHeldError} when the handle was already released, or when the lock had been lost
-   * (after making sure nothing of ours is left).
+   * {@link NotHeldError} when the handle was already released, when the lock had been lost, or
+   * when our node turned out to be gone already (deleted by someone else), after making sure
+   * nothing of ours is left.
    */
   release(): Promise<void> {
     if (this.releasing) return Promise.reject(new NotHeldError(`lock ${this.path} was already released`, { path: this.path }));
-    const lost = this.controller.signal.aborted ? (this.controller.signal.reason as LockLostError) : undefined;
+    let lost = this.controller.signal.aborted ? (this.controller.signal.reason as LockLostError) : undefined;
     this.releasing = (async () => {
       this.held.sessionSignal.removeEventListener('abort', this.onSessionEnd);
-      await this.hooks.release(this);
+      const deleted = await this.hooks.release(this);
+      if (!deleted && !lost && !this.controller.signal.aborted) {
+        // Our node was gone before we released it (deleted by someone): the lock was not ours.
+        lost = new LockLostError(`lock ${this.path} lost: our node was already gone at release`, { path: this.path });
+        this.controller.abort(lost);
+        this.hooks.lost(this, lost);
+      }
     })();
-    if (!lost) return this.releasing;
     return this.releasing.then(() => {
-      throw new NotHeldError(`lock ${this.path} was lost before release: ${lost.message}`, { path: this.path, cause: lost });
+      if (lost) throw new NotHeldError(`lock ${this.path} was lost before release: ${lost.message}`, { path: this.path, cause: lost });
     });
   }
 

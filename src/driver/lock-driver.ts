@@ -359,23 +359,32 @@ export class LockDriver {
 
   /**
    * Deletes our nodes, retrying through connection loss until they are gone or the session is
-   * (its ephemerals go with it). Local state may be dropped only after this.
+   * (its ephemerals go with it). Local state may be dropped only after this. Resolves to whether
+   * this call deleted them all (false: some were already gone, or the session ended).
    */
-  async remove(paths: readonly string[]): Promise<void> {
+  async remove(paths: readonly string[]): Promise<boolean> {
+    let all = true;
     for (const path of paths) {
       for (;;) {
         try {
           await this.session.delete(path);
           break;
         } catch (err) {
-          if (err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) break;
+          if (err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) {
+            all = false;
+            break;
+          }
           if (!(err instanceof ConnectionLossError)) throw err;
           // Bounded: waitConnected ends with LOST (SessionExpired above) or CLOSED at the latest.
           await this.session.waitConnected().catch(noop);
-          if (this.session.closed) break;
+          if (this.session.closed) {
+            all = false;
+            break;
+          }
         }
       }
     }
+    return all;
   }
 
   /** Lists the queue, sorted (for participants()). */

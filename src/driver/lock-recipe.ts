@@ -172,11 +172,12 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     return handle;
   }
 
-  private async releaseHandle(handle: LockHandle): Promise<void> {
-    await this.driver.remove(handle.paths);
+  private async releaseHandle(handle: LockHandle): Promise<boolean> {
+    const deleted = await this.driver.remove(handle.paths);
     await this.state.runExclusive(() => this.held.delete(handle));
     this.reaper.touch(this.path);
     this.emit('released', handle);
+    return deleted;
   }
 
   /**

@@ -326,6 +326,20 @@ describe('failures while holding', () => {
     await observer.deleteRecursive(`${path}-data`);
   });
 
+  test('release() of a lock whose node someone deleted rejects with NotHeldError (never a silent no-op)', async () => {
+    const path = uniquePath('release-gone');
+    const [s] = await sessionsN(1);
+    const m = new Mutex(s!, path);
+    const lost: LockLostError[] = [];
+    m.on('lost', (_h, e) => lost.push(e));
+    const h = await m.acquire();
+    await observer.delete(h.path);
+    await assert.rejects(h.release(), (e: unknown) => e instanceof NotHeldError && e.cause instanceof LockLostError);
+    assert.ok(h.signal.aborted && h.signal.reason instanceof LockLostError);
+    assert.equal(lost.length, 1);
+    await m.close();
+  });
+
   test('handle.multi rejects with LockLostError when the node vanished unnoticed', async () => {
     const path = uniquePath('guarded-unwatched');
     const [s] = await sessionsN(1);
