@@ -62,12 +62,11 @@ export class ServerFixture {
   readonly pool = new SessionPool();
   readonly proxies: ChaosProxy[] = [];
 
-  /** Registers the hooks; `ready` gets the server and observer once they are up. */
-  constructor(ready?: (server: TestingServer, observer: ZkSession) => void) {
+  /** Registers the `before` and `after` hooks of the file. */
+  constructor() {
     before(async () => {
       this.server = await TestingServer.start();
       this.observer = await this.pool.connect(this.server.connectString, { sessionTimeoutMs: 30000 });
-      ready?.(this.server, this.observer);
     });
     after(async () => {
       await this.pool.closeAll();

@@ -4,15 +4,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConnectionLossError, SessionExpiredError } from '../../src/errors.js';
 import { ZkSession } from '../../src/client/index.js';
-import { ChaosProxy, expireSession, TestingServer, waitFor } from '../../src/testing/index.js';
+import { ChaosProxy, expireSession, waitFor } from '../../src/testing/index.js';
 import { nextState, recordStates, ServerFixture, uniquePath } from '../helpers.js';
 
-let server: TestingServer;
-let observer: ZkSession;
-const fx = new ServerFixture((s, o) => {
-  server = s;
-  observer = o;
-});
+const fx = new ServerFixture();
 const { pool, proxies } = fx;
 
 async function proxied(options: { sessionTimeoutMs: number }): Promise<{ session: ZkSession; proxy: ChaosProxy }> {
@@ -41,7 +36,7 @@ describe('silent partition (blackhole)', () => {
   test('past the session timeout: LOST while still partitioned, then a new session', async () => {
     const { session, proxy } = await proxied({ sessionTimeoutMs: 1500 });
     const base = uniquePath('blackhole-lost');
-    await observer.mkdirp(base);
+    await fx.observer.mkdirp(base);
     const eph = await session.create(`${base}/e`, { mode: 'EPHEMERAL' });
     const firstId = session.sessionId;
     const firstSignal = session.signal;
@@ -62,17 +57,17 @@ describe('silent partition (blackhole)', () => {
     assert.equal(session.signal.aborted, false);
     assert.deepEqual(states, ['SUSPENDED', 'LOST', 'CONNECTED']);
     // The server expired the old session: its ephemeral is gone.
-    await waitFor(async () => (await observer.exists(eph)) === null, { timeoutMs: 10000, message: 'old ephemeral deleted' });
-    await observer.deleteRecursive(base);
+    await waitFor(async () => (await fx.observer.exists(eph)) === null, { timeoutMs: 10000, message: 'old ephemeral deleted' });
+    await fx.observer.deleteRecursive(base);
   });
 
   test('a hung server (accepts TCP, never answers) in the connect string is failed over', async () => {
-    const hung = await ChaosProxy.start({ targetPort: server.port });
+    const hung = await ChaosProxy.start({ targetPort: fx.server.port });
     proxies.push(hung);
     hung.blackhole();
     // The client shuffles hosts; whichever it tries first, it must end up connected.
     for (let i = 0; i < 3; i++) {
-      const s = await ZkSession.connect(`${hung.connectString},${server.connectString}`, { sessionTimeoutMs: 1500, connectTimeoutMs: 10000 });
+      const s = await ZkSession.connect(`${hung.connectString},${fx.server.connectString}`, { sessionTimeoutMs: 1500, connectTimeoutMs: 10000 });
       assert.equal(s.state, 'CONNECTED');
       await s.close();
     }
@@ -81,7 +76,7 @@ describe('silent partition (blackhole)', () => {
 
 describe('server restart and expiry', () => {
   test('restart within the session timeout: SUSPENDED, RECONNECTED, same session, earlier watch still fires', async () => {
-    const session = await pool.connect(server.connectString, { sessionTimeoutMs: 15000 });
+    const session = await pool.connect(fx.server.connectString, { sessionTimeoutMs: 15000 });
     const base = uniquePath('restart');
     await session.mkdirp(base);
     const eph = await session.create(`${base}/e`, { mode: 'EPHEMERAL' });
@@ -89,15 +84,15 @@ describe('server restart and expiry', () => {
     const id = session.sessionId;
     const states = recordStates(session);
     const suspended = nextState(session, 'SUSPENDED', 10000);
-    await server.kill();
+    await fx.server.kill();
     await suspended;
     const reconnected = nextState(session, 'RECONNECTED', 15000);
-    await server.restart();
+    await fx.server.restart();
     await reconnected;
     assert.equal(session.sessionId, id);
     assert.deepEqual(states, ['SUSPENDED', 'RECONNECTED']);
     assert.ok(await session.exists(eph), 'ephemeral survived');
-    const other = await pool.connect(server.connectString);
+    const other = await pool.connect(fx.server.connectString);
     await other.setData(base, 'after restart');
     assert.equal((await watch.changed).type, 'NODE_DATA_CHANGED');
     await session.deleteRecursive(base);
@@ -106,7 +101,7 @@ describe('server restart and expiry', () => {
   test('forced expiry: LOST, pending watches reject, ephemerals gone, then a new session', async () => {
     const { session, proxy } = await proxied({ sessionTimeoutMs: 4000 });
     const base = uniquePath('expire');
-    await observer.mkdirp(base);
+    await fx.observer.mkdirp(base);
     const eph = await session.create(`${base}/e`, { mode: 'EPHEMERAL' });
     const watch = await session.getDataWatch(base);
     const firstId = session.sessionId;
@@ -115,18 +110,18 @@ describe('server restart and expiry', () => {
     const connected = nextState(session, 'CONNECTED', 20000);
     await expireSession(session, proxy);
     await assert.rejects(watch.changed, SessionExpiredError);
-    assert.equal(await observer.exists(eph), null, 'the server expired the session');
+    assert.equal(await fx.observer.exists(eph), null, 'the server expired the session');
     await connected;
     assert.equal(sessions.length, 1);
     assert.notEqual(sessions[0], firstId);
     assert.equal(session.sessionId, sessions[0]);
     // The new session works.
     await session.create(`${base}/again`, { mode: 'EPHEMERAL' });
-    await observer.deleteRecursive(base);
+    await fx.observer.deleteRecursive(base);
   });
 
   test('with renewOnLoss off, LOST is final: calls fail with SessionExpiredError', async () => {
-    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
     proxies.push(proxy);
     const session = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000, renewOnLoss: false });
     await expireSession(session, proxy);
@@ -153,7 +148,7 @@ describe('retries', () => {
   test('a create is not retried: connection loss surfaces as ConnectionLossError', async () => {
     const { session, proxy } = await proxied({ sessionTimeoutMs: 4000 });
     const base = uniquePath('noretry');
-    await observer.mkdirp(base);
+    await fx.observer.mkdirp(base);
     const sent = proxy.bytes.toTarget;
     proxy.latency(300);
     const create = session.create(`${base}/s-`, { mode: 'PERSISTENT_SEQUENTIAL' });
@@ -163,8 +158,8 @@ describe('retries', () => {
     proxy.pass();
     await session.waitConnected({ timeoutMs: 5000 });
     // Whether the server applied it is unknown, but it was sent once: at most one node.
-    const { children } = await observer.getChildren(base);
+    const { children } = await fx.observer.getChildren(base);
     assert.ok(children.length <= 1, `at most one node, got ${children.length}`);
-    await observer.deleteRecursive(base);
+    await fx.observer.deleteRecursive(base);
   });
 });

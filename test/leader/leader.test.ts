@@ -7,30 +7,25 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError } from '../../src/errors.js';
 import { LeaderLatch, LeaderSelector, type LeaderLatchOptions, type ZkSession } from '../../src/index.js';
-import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
+import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
-let server: TestingServer;
-let observer: ZkSession;
-const fx = new ServerFixture((s, o) => {
-  server = s;
-  observer = o;
-});
+const fx = new ServerFixture();
 const { pool, proxies } = fx;
 
 const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
 /** A session whose only route to the server is its own ChaosProxy. */
 async function proxied(options = {}): Promise<{ session: ZkSession; proxy: ChaosProxy }> {
-  const proxy = await ChaosProxy.start({ targetPort: server.port });
+  const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
   proxies.push(proxy);
   return { session: await pool.connect(proxy.connectString, options), proxy };
 }
 
 /** Children of `path` (any kind), sorted; [] when it does not exist. */
 async function nodes(path: string): Promise<string[]> {
-  const stat = await observer.exists(path);
-  return stat ? (await observer.getChildren(path)).children.sort() : [];
+  const stat = await fx.observer.exists(path);
+  return stat ? (await fx.observer.getChildren(path)).children.sort() : [];
 }
 
 /** Waits until `count` nodes are in the election on `path`. */
@@ -38,7 +33,7 @@ const queued = (path: string, count: number): Promise<boolean> =>
   waitFor(async () => (await nodes(path)).length === count, { timeoutMs: 10000, message: `${count} nodes on ${path}` });
 
 /** Participants as seen by a latch that takes no part (never started). */
-const view = (path: string, options: LeaderLatchOptions = {}): LeaderLatch => new LeaderLatch(observer, path, options);
+const view = (path: string, options: LeaderLatchOptions = {}): LeaderLatch => new LeaderLatch(fx.observer, path, options);
 
 /** In-process count of leaders, across latches: +1 on `elected`, -1 on `revoked`. */
 interface LeaderCount {
@@ -114,7 +109,7 @@ describe('LeaderLatch', () => {
     assert.deepEqual(parts.map((p) => p.isLeader), [true, false, false, false, false]);
     for (const [i, p] of parts.entries()) {
       assert.match(p.path, new RegExp(`^${path}/_c_[0-9a-f-]{36}-latch-\\d{10}$`), 'Curator LeaderLatch layout');
-      assert.equal((await observer.exists(p.path))?.ephemeralOwner, sessions[i]!.sessionId, `${p.id}'s node belongs to its session`);
+      assert.equal((await fx.observer.exists(p.path))?.ephemeralOwner, sessions[i]!.sessionId, `${p.id}'s node belongs to its session`);
     }
     const l = await latches[4]!.leader();
     assert.deepEqual(l, parts[0]);
@@ -158,8 +153,8 @@ describe('LeaderLatch', () => {
 
     // 3. The server restarts: sessions (15 s) survive; leadership moves on, still never two.
     const back = Promise.all(sessions.slice(1).map((s) => nextState(s, 'RECONNECTED', 30000)));
-    await server.kill();
-    await server.restart();
+    await fx.server.kill();
+    await fx.server.restart();
     await back;
     // Who leads next depends on which sessions reconnect first: any one, but only one.
     await settled(path, latches.slice(1), ids.slice(1), ['p1', 'p2', 'p3', 'p4'], false);
@@ -206,8 +201,8 @@ describe('LeaderLatch', () => {
     const parts = await view(path).participants();
     const back = parts[2]!;
     assert.notEqual(back.path, oldNode);
-    assert.equal(await observer.exists(oldNode), null, 'the expired node is gone');
-    assert.equal((await observer.exists(back.path))?.ephemeralOwner, victimSession.sessionId, 'it re-entered with the new session');
+    assert.equal(await fx.observer.exists(oldNode), null, 'the expired node is gone');
+    assert.equal((await fx.observer.exists(back.path))?.ephemeralOwner, victimSession.sessionId, 'it re-entered with the new session');
     assert.notEqual(victimSession.sessionId, oldSession);
 
     // Once the others leave, it leads again, in its new session.
@@ -315,7 +310,7 @@ describe('LeaderLatch', () => {
     assert.throws(() => new LeaderSelector({} as ZkSession, '/x'), InvalidArgumentError);
 
     // A latch on a closed session cannot start.
-    const closedSession = await pool.connect(server.connectString);
+    const closedSession = await pool.connect(fx.server.connectString);
     const orphan = new LeaderLatch(closedSession, uniquePath('closed-session'));
     await closedSession.close();
     assert.throws(() => orphan.start(), ClosedError);
@@ -467,7 +462,7 @@ describe('LeaderSelector', () => {
     await assert.rejects(b, (e) => e === reason);
     release();
     await holding;
-    await waitFor(async () => (await observer.exists(path)) === null || (await observer.getChildren(path)).children.length === 0, { timeoutMs: 5000, message: 'no node left' });
+    await waitFor(async () => (await fx.observer.exists(path)) === null || (await fx.observer.getChildren(path)).children.length === 0, { timeoutMs: 5000, message: 'no node left' });
   });
 
   test('misuse: run twice, run after close, a non-function', async () => {

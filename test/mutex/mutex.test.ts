@@ -5,22 +5,17 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NotHeldError } from '../../src/errors.js';
 import { Mutex, type LockHandle, type ZkSession } from '../../src/index.js';
-import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
+import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
-let server: TestingServer;
-let observer: ZkSession;
-const fx = new ServerFixture((s, o) => {
-  server = s;
-  observer = o;
-});
+const fx = new ServerFixture();
 const { pool, proxies } = fx;
 
 const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
 async function lockNodes(path: string): Promise<string[]> {
-  const stat = await observer.exists(path);
-  return stat ? (await observer.getChildren(path)).children.filter((c) => c.includes('lock-')) : [];
+  const stat = await fx.observer.exists(path);
+  return stat ? (await fx.observer.getChildren(path)).children.filter((c) => c.includes('lock-')) : [];
 }
 
 /** Paths the session still watches on the server (wchc), polled until `expected` or deadline. */
@@ -28,7 +23,7 @@ async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
   const hex = `0x${session.sessionId.toString(16)}`;
   await waitFor(
     async () => {
-      const paths = (await server.watchesBySession()).get(hex) ?? [];
+      const paths = (await fx.server.watchesBySession()).get(hex) ?? [];
       return !paths.some((p) => p.startsWith(under));
     },
     { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
@@ -48,7 +43,7 @@ describe('basics', () => {
     const h = await a.acquire();
     assert.ok(h.isHeld);
     assert.match(h.path, new RegExp(`^${path}/_c_[0-9a-f-]{36}-lock-\\d{10}$`), 'Curator-compatible name');
-    assert.equal(h.fencingToken, (await observer.exists(h.path))?.czxid);
+    assert.equal(h.fencingToken, (await fx.observer.exists(h.path))?.czxid);
     assert.equal(await b.tryAcquire(), null);
     assert.deepEqual(await lockNodes(path), [h.path.slice(path.length + 1)], 'a failed tryAcquire leaves nothing');
     await h.release();
@@ -249,10 +244,10 @@ describe('giving up leaves nothing behind', () => {
 
   test('connection loss right after the create is sent: one node for the attempt, none orphaned', async () => {
     const path = uniquePath('lost-create');
-    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
     proxies.push(proxy);
     const victim = await pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
-    const holder = await new Mutex(observer, path).acquire();
+    const holder = await new Mutex(fx.observer, path).acquire();
     const m = new Mutex(victim, path, { participantId: 'victim' });
     proxy.latency(250); // replies are held long enough to cut them off
     const sentBefore = proxy.bytes.toTarget;
@@ -273,7 +268,7 @@ describe('giving up leaves nothing behind', () => {
 describe('failures while holding', () => {
   test("the holder's session expires: signal aborts with LockLostError, the next waiter gets the lock, the old release does not touch it", async () => {
     const path = uniquePath('expiry');
-    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
     proxies.push(proxy);
     const victimSession = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
     const [s2] = await sessionsN(1);
@@ -290,7 +285,7 @@ describe('failures while holding', () => {
     const nextHandle = await next;
     assert.ok(nextHandle.fencingToken > held.fencingToken);
     await assert.rejects(held.release(), NotHeldError);
-    assert.ok(await observer.exists(nextHandle.path), "the new holder's node is untouched");
+    assert.ok(await fx.observer.exists(nextHandle.path), "the new holder's node is untouched");
     assert.ok(nextHandle.isHeld);
     await nextHandle.release();
   });
@@ -302,8 +297,8 @@ describe('failures while holding', () => {
     const next = new Mutex(s2!, path).acquire({ timeoutMs: 30000 });
     await queued(path, 2);
     const back = Promise.all([nextState(s1!, 'RECONNECTED', 15000), nextState(s2!, 'RECONNECTED', 15000)]);
-    await server.kill();
-    await server.restart();
+    await fx.server.kill();
+    await fx.server.restart();
     await back;
     assert.ok(holder.isHeld && !holder.signal.aborted, 'still held');
     await holder.release();
@@ -314,16 +309,16 @@ describe('failures while holding', () => {
   test("with watchOwnNode, deleting the holder's node aborts its signal; handle.multi then refuses to commit", async () => {
     const path = uniquePath('guarded');
     const [s] = await sessionsN(1);
-    await observer.mkdirp(`${path}-data`);
+    await fx.observer.mkdirp(`${path}-data`);
     const h = await new Mutex(s!, path, { watchOwnNode: true }).acquire();
     await h.multi([{ type: 'setData', path: `${path}-data`, data: 'v1' }]);
-    assert.equal((await observer.getData(`${path}-data`)).data.toString(), 'v1');
-    await observer.delete(h.path); // someone deletes our lock node
+    assert.equal((await fx.observer.getData(`${path}-data`)).data.toString(), 'v1');
+    await fx.observer.delete(h.path); // someone deletes our lock node
     await waitFor(() => h.signal.aborted, { timeoutMs: 5000, message: 'signal aborted' });
     assert.ok(h.signal.reason instanceof LockLostError);
     await assert.rejects(h.multi([{ type: 'setData', path: `${path}-data`, data: 'v2' }]), NotHeldError);
-    assert.equal((await observer.getData(`${path}-data`)).data.toString(), 'v1');
-    await observer.deleteRecursive(`${path}-data`);
+    assert.equal((await fx.observer.getData(`${path}-data`)).data.toString(), 'v1');
+    await fx.observer.deleteRecursive(`${path}-data`);
   });
 
   test('release() of a lock whose node someone deleted rejects with NotHeldError (never a silent no-op)', async () => {
@@ -333,7 +328,7 @@ describe('failures while holding', () => {
     const lost: LockLostError[] = [];
     m.on('lost', (_h, e) => lost.push(e));
     const h = await m.acquire();
-    await observer.delete(h.path);
+    await fx.observer.delete(h.path);
     await assert.rejects(h.release(), (e: unknown) => e instanceof NotHeldError && e.cause instanceof LockLostError);
     assert.ok(h.signal.aborted && h.signal.reason instanceof LockLostError);
     assert.equal(lost.length, 1);
@@ -343,13 +338,13 @@ describe('failures while holding', () => {
   test('handle.multi rejects with LockLostError when the node vanished unnoticed', async () => {
     const path = uniquePath('guarded-unwatched');
     const [s] = await sessionsN(1);
-    await observer.mkdirp(`${path}-data`);
+    await fx.observer.mkdirp(`${path}-data`);
     const h = await new Mutex(s!, path, { watchOwnNode: false }).acquire();
-    await observer.delete(h.path);
+    await fx.observer.delete(h.path);
     await assert.rejects(h.multi([{ type: 'setData', path: `${path}-data`, data: 'x' }]), LockLostError);
-    assert.equal((await observer.getData(`${path}-data`)).data.length, 0, 'nothing committed');
+    assert.equal((await fx.observer.getData(`${path}-data`)).data.length, 0, 'nothing committed');
     assert.ok(h.signal.aborted);
-    await observer.deleteRecursive(`${path}-data`);
+    await fx.observer.deleteRecursive(`${path}-data`);
   });
 });
 
@@ -389,7 +384,7 @@ describe('close and bad input', () => {
   });
 
   test('use after the session is closed is a ClosedError', async () => {
-    const s = await pool.connect(server.connectString);
+    const s = await pool.connect(fx.server.connectString);
     const m = new Mutex(s, uniquePath('closed-session'));
     await s.close();
     await assert.rejects(m.acquire(), ClosedError);

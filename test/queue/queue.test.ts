@@ -10,15 +10,10 @@ import { describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../../src/errors.js';
 import { DistributedQueue, type Delivery, type ZkSession } from '../../src/index.js';
 import { BUCKET_CAPACITY, itemSeq } from '../../src/queue/layout.js';
-import { ChaosProxy, expireSession, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
+import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
 
-let server: TestingServer;
-let observer: ZkSession;
-const fx = new ServerFixture((s, o) => {
-  server = s;
-  observer = o;
-});
+const fx = new ServerFixture();
 const { pool, proxies } = fx;
 
 const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
@@ -26,7 +21,7 @@ const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessions
 /** Children of `dir` as the observer sees them; none when it does not exist. */
 async function childrenOf(dir: string): Promise<string[]> {
   try {
-    return (await observer.getChildren(dir)).children;
+    return (await fx.observer.getChildren(dir)).children;
   } catch (err) {
     if (err instanceof NoNodeError) return [];
     throw err;
@@ -56,7 +51,7 @@ async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
   const hex = `0x${session.sessionId.toString(16)}`;
   await waitFor(
     async () => {
-      const paths = (await server.watchesBySession()).get(hex) ?? [];
+      const paths = (await fx.server.watchesBySession()).get(hex) ?? [];
       return !paths.some((p) => p.startsWith(under));
     },
     { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
@@ -67,7 +62,7 @@ async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
  * Watches on the server, all sessions (mntr). `wchc` lists only data watches; this count also
  * has the child watches idle consumers set on the item directories.
  */
-const serverWatches = async (): Promise<number> => Number((await server.mntr()).zk_watch_count);
+const serverWatches = async (): Promise<number> => Number((await fx.server.mntr()).zk_watch_count);
 
 /** Waits until the server holds `count` watches in all. */
 const watchCount = (count: number, message: string): Promise<boolean> =>
@@ -203,7 +198,7 @@ describe('at-most-once takes', () => {
     assert.equal(await q.size(), 0);
     assert.equal(await q.peek(), null);
     assert.equal(await q.poll(), null);
-    assert.equal(await observer.exists(path), null, 'reading an unused queue creates nothing');
+    assert.equal(await fx.observer.exists(path), null, 'reading an unused queue creates nothing');
     await q.putAll(['a', 'b']);
     await q.put('c', { priority: 1 });
     assert.equal(await q.size(), 3);
@@ -234,7 +229,7 @@ describe('at-most-once takes', () => {
 
   test('a poll whose delete reply is lost never returns an item another consumer took meanwhile', async () => {
     const path = uniquePath('lost-reply');
-    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
     proxies.push(proxy);
     const victim = await pool.connect(proxy.connectString);
     const [so] = await sessionsN(1);
@@ -312,7 +307,7 @@ describe('at-least-once consumers', () => {
 
   test("a consumer's session expires mid-item: its signal aborts, another consumer gets the item again and acknowledges it once; the late acknowledgement deletes nothing new", async () => {
     const path = uniquePath('expiry');
-    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
     proxies.push(proxy);
     const sA = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
     const [sB] = await sessionsN(1);
@@ -338,7 +333,7 @@ describe('at-least-once consumers', () => {
     assert.equal(aDelivery.path, x);
     const claims = await claimNodes(path);
     assert.equal(claims.length, 1);
-    assert.equal((await observer.exists(`${path}/claims/${claims[0]}`))?.ephemeralOwner, sA.sessionId, "A's ephemeral claim");
+    assert.equal((await fx.observer.exists(`${path}/claims/${claims[0]}`))?.ephemeralOwner, sA.sessionId, "A's ephemeral claim");
 
     // B has nothing to do: X is claimed. It lines up and waits.
     const bDeliveries: { data: string; redeliveries: number; path: string }[] = [];
@@ -369,7 +364,7 @@ describe('at-least-once consumers', () => {
     gate.resolve();
     await withTimeout(consumingA, 10000, 'A to stop');
     assert.equal(aCalls, 1);
-    assert.ok(await observer.exists(y), "A's late acknowledgement did not touch the new item");
+    assert.ok(await fx.observer.exists(y), "A's late acknowledgement did not touch the new item");
     assert.deepEqual(await itemPaths(path), [y]);
     assert.deepEqual(await claimNodes(path), []);
     assert.deepEqual(await consumerNodes(path), []);
@@ -378,7 +373,7 @@ describe('at-least-once consumers', () => {
 
   test('an expired consumer acknowledges one item and fails another late, while a second consumer holds both again: neither item nor the new claims are touched', async () => {
     const path = uniquePath('late-ack-release');
-    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
     proxies.push(proxy);
     const sA = await pool.connect(proxy.connectString);
     const [sB] = await sessionsN(1);
@@ -421,7 +416,7 @@ describe('at-least-once consumers', () => {
       const claims = async (): Promise<{ name: string; czxid?: bigint; ofB: boolean }[]> =>
         Promise.all(
           (await claimNodes(path)).sort().map(async (name) => {
-            const st = await observer.exists(`${path}/claims/${name}`);
+            const st = await fx.observer.exists(`${path}/claims/${name}`);
             return { name, czxid: st?.czxid, ofB: st?.ephemeralOwner === sB!.sessionId };
           }),
         );
@@ -539,12 +534,12 @@ describe('idle consumers', () => {
 
     // Line order, from the nodes' sequence numbers and data (the participant ids).
     const names = (await consumerNodes(path)).sort((a, b) => a.slice(-10).localeCompare(b.slice(-10)));
-    const order = await Promise.all(names.map(async (n) => Number((await observer.getData(`${path}/consumers/${n}`)).data.toString().slice(1))));
+    const order = await Promise.all(names.map(async (n) => Number((await fx.observer.getData(`${path}/consumers/${n}`)).data.toString().slice(1))));
     const [head, second] = order as [number, number];
     // Each consumer behind the head watches only its predecessor's node (data watches, wchc);
     // only the head watches the item directories: items, p-500 and its tail bucket (child
     // watches, which wchc does not list: counted by the server's total and by each client).
-    const watches = await server.watchesBySession();
+    const watches = await fx.server.watchesBySession();
     const dataWatchesOf = (i: number): string[] => watches.get(`0x${consumerSessions[i]!.sessionId.toString(16)}`) ?? [];
     assert.deepEqual(dataWatchesOf(head), [], 'the head watches no node in the line');
     for (let k = 1; k < order.length; k++) {
@@ -683,7 +678,7 @@ describe('idle consumers', () => {
     const producer = new DistributedQueue(sp!, path);
     await producer.put('warm-up'); // the item directories exist; the claims directory does not
     assert.equal(text(await producer.poll()), 'warm-up');
-    assert.equal(await observer.exists(`${path}/claims`), null);
+    assert.equal(await fx.observer.exists(`${path}/claims`), null);
     const q = new DistributedQueue(s!, path);
     const got: string[] = [];
     // One wait costs a fixed ~20 listings (items and claims, twice, the watch points, the four
@@ -741,11 +736,11 @@ describe('bad input', () => {
     await assert.rejects(q.take({ timeoutMs: -1 }), InvalidArgumentError);
     await assert.rejects(q.take({ timeoutMs: Number.NaN }), InvalidArgumentError);
     await assert.rejects(q.take({ signal: {} as AbortSignal }), InvalidArgumentError);
-    assert.equal(await observer.exists(path), null, 'nothing was created');
+    assert.equal(await fx.observer.exists(path), null, 'nothing was created');
   });
 
   test('use after the session is closed is a ClosedError', async () => {
-    const s = await pool.connect(server.connectString);
+    const s = await pool.connect(fx.server.connectString);
     const q = new DistributedQueue(s, uniquePath('closed-session'));
     await s.close();
     await assert.rejects(q.put('x'), ClosedError);
@@ -774,7 +769,7 @@ describe('layout', () => {
     assert.equal(new Set(ids).size, 1, 'one transaction, one id');
     assert.deepEqual(batch.map((p) => itemSeq(p.slice(p.lastIndexOf('/') + 1))), [0, 1, 2]);
     assert.deepEqual(await itemPaths(path), [p1, p500, p0, ...batch].sort());
-    assert.equal((await observer.getData(batch[1]!)).data.toString(), 'z2');
+    assert.equal((await fx.observer.getData(batch[1]!)).data.toString(), 'z2');
   });
 
   test(`bucket capacity: once a bucket's sequence reaches ${BUCKET_CAPACITY}, producers move on to the next bucket; consumers read the oldest first and reap drained buckets`, async () => {
@@ -797,14 +792,14 @@ describe('layout', () => {
     const other = await new DistributedQueue(s2!, path).put('other');
     assert.match(other, new RegExp(`^${bucket1}/i-[0-9a-f]{8}-0000000001$`));
     assert.deepEqual((await childrenOf(`${path}/items/p-500`)).sort(), ['b-0000000000', 'b-0000000001']);
-    assert.equal((await observer.exists(bucket0))?.numChildren, BUCKET_CAPACITY, 'no bucket grows past its capacity');
+    assert.equal((await fx.observer.exists(bucket0))?.numChildren, BUCKET_CAPACITY, 'no bucket grows past its capacity');
     assert.equal(await q.size(), BUCKET_CAPACITY + 2);
     assert.equal(text(await q.peek()), '0', 'the oldest bucket first');
 
     // Drain the first bucket quickly (as consumers would), then read on.
     const names = await childrenOf(bucket0);
     for (let i = 0; i < names.length; i += 1000) {
-      await observer.multi(names.slice(i, i + 1000).map((n) => ({ type: 'delete' as const, path: `${bucket0}/${n}` })));
+      await fx.observer.multi(names.slice(i, i + 1000).map((n) => ({ type: 'delete' as const, path: `${bucket0}/${n}` })));
     }
     const consumer = new DistributedQueue(s2!, path);
     assert.equal(text(await consumer.poll()), 'next');

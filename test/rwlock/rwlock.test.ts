@@ -7,15 +7,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockTimeoutError } from '../../src/errors.js';
 import { ReadWriteLock, type LockHandle, type ZkSession } from '../../src/index.js';
-import { TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
+import { waitFor, withTimeout } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
 
-let server: TestingServer;
-let observer: ZkSession;
-const fx = new ServerFixture((s, o) => {
-  server = s;
-  observer = o;
-});
+const fx = new ServerFixture();
 const { pool } = fx;
 
 const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
@@ -25,8 +20,8 @@ const WRITE_NAME = /^_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[
 
 /** Read and write lock nodes under `path`, sorted; [] when the directory does not exist. */
 async function lockNodes(path: string): Promise<string[]> {
-  const stat = await observer.exists(path);
-  return stat ? (await observer.getChildren(path)).children.filter((c) => c.includes('__READ__') || c.includes('__WRIT__')).sort() : [];
+  const stat = await fx.observer.exists(path);
+  return stat ? (await fx.observer.getChildren(path)).children.filter((c) => c.includes('__READ__') || c.includes('__WRIT__')).sort() : [];
 }
 
 const nameOf = (h: LockHandle): string => h.path.slice(h.path.lastIndexOf('/') + 1);
@@ -38,7 +33,7 @@ const queued = (path: string, count: number): Promise<boolean> =>
 
 /** Paths `session` watches on the server (wchc; a session whose watches were removed may stay listed, empty). */
 async function watchedBy(session: ZkSession): Promise<string[]> {
-  return (await server.watchesBySession()).get(`0x${session.sessionId.toString(16)}`) ?? [];
+  return (await fx.server.watchesBySession()).get(`0x${session.sessionId.toString(16)}`) ?? [];
 }
 
 /** Polls wchc until `session` watches nothing under `under`. */
@@ -220,7 +215,7 @@ describe('fairness and lock conversion', () => {
     await waitFor(async () => (await watchedBy(s2!)).includes(ra.path), { timeoutMs: 5000, message: "B watching A's read node" });
     await a.readLock().participants(); // one more round trip
     assert.equal(bGranted, false, 'B did not get the write lock while A holds the read lock');
-    assert.ok(await observer.exists(bNode.path), "B's node is still queued");
+    assert.ok(await fx.observer.exists(bNode.path), "B's node is still queued");
     assert.deepEqual(await lockNodes(path), [nameOf(ra), bNode.path.slice(path.length + 1)].sort());
     await ra.release();
     const bh = await withTimeout(bDone, 10000, 'B granted after A released the read lock');
@@ -330,8 +325,8 @@ describe('layout, bad input and close', () => {
     assert.deepEqual(readNames, [nameOf(r)]);
     assert.equal(writeNames.length, 1);
     assert.ok(Number(writeNames[0]!.slice(-10)) > Number(seqOf(r)), 'one sequence counter for both kinds');
-    assert.equal((await observer.exists(r.path))?.ephemeralOwner, s1!.sessionId, 'ephemeral, owned by the session');
-    assert.equal(r.fencingToken, (await observer.exists(r.path))?.czxid);
+    assert.equal((await fx.observer.exists(r.path))?.ephemeralOwner, s1!.sessionId, 'ephemeral, owned by the session');
+    assert.equal(r.fencingToken, (await fx.observer.exists(r.path))?.czxid);
     await r.release();
     const w = await wDone;
     assert.match(nameOf(w), WRITE_NAME);
@@ -360,7 +355,7 @@ describe('layout, bad input and close', () => {
       await assert.rejects(side.acquire('soon' as never), InvalidArgumentError);
     }
     assert.equal(s!.counters.create, creates, 'nothing was sent');
-    assert.equal(await observer.exists(path), null);
+    assert.equal(await fx.observer.exists(path), null);
     await rw.close();
   });
 
@@ -391,7 +386,7 @@ describe('layout, bad input and close', () => {
     }
     await holder.close(); // idempotent
     // A closed session makes the lock unusable too.
-    const s3 = await pool.connect(server.connectString);
+    const s3 = await pool.connect(fx.server.connectString);
     const rw = new ReadWriteLock(s3, uniquePath('closed-session'));
     await s3.close();
     await assert.rejects(rw.readLock().acquire(), ClosedError);
