@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ZkSession, type SessionOptions } from '../src/client/index.js';
 import type { ConnectionState } from '../src/client/types.js';
 import { after, before } from 'node:test';
-import { ChaosProxy, TestingServer, withTimeout } from '../src/testing/index.js';
+import { ChaosProxy, TestingServer, waitFor, withTimeout } from '../src/testing/index.js';
 
 /** A fresh, unique base path for one test. */
 export function uniquePath(name: string): string {
@@ -78,6 +78,18 @@ export class ServerFixture {
   /** `n` sessions to the server (closed in `after`). */
   sessionsN(n: number, options: SessionOptions = {}): Promise<ZkSession[]> {
     return Promise.all(Array.from({ length: n }, () => this.pool.connect(this.server.connectString, options)));
+  }
+
+  /** Waits until `session` has no data watch left on the server under `under` (wchc). */
+  async waitNoWatches(session: ZkSession, under: string): Promise<void> {
+    const hex = `0x${session.sessionId.toString(16)}`;
+    await waitFor(
+      async () => {
+        const paths = (await this.server.watchesBySession()).get(hex) ?? [];
+        return !paths.some((p) => p.startsWith(under));
+      },
+      { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
+    );
   }
 
   /** A proxy in front of the server (closed in `after`). */

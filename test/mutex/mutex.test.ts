@@ -18,17 +18,7 @@ async function lockNodes(path: string): Promise<string[]> {
   return stat ? (await fx.observer.getChildren(path)).children.filter((c) => c.includes('lock-')) : [];
 }
 
-/** Paths the session still watches on the server (wchc), polled until `expected` or deadline. */
-async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
-  const hex = `0x${session.sessionId.toString(16)}`;
-  await waitFor(
-    async () => {
-      const paths = (await fx.server.watchesBySession()).get(hex) ?? [];
-      return !paths.some((p) => p.startsWith(under));
-    },
-    { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
-  );
-}
+const waitNoWatches = (session: ZkSession, under: string): Promise<void> => fx.waitNoWatches(session, under);
 
 /** Waits until `count` nodes are queued on `path`. */
 const queued = (path: string, count: number): Promise<boolean> =>

@@ -46,17 +46,7 @@ const claimNodes = (path: string): Promise<string[]> => childrenOf(`${path}/clai
 const lined = (path: string, count: number): Promise<boolean> =>
   waitFor(async () => (await consumerNodes(path)).length === count, { timeoutMs: 5000, message: `${count} consumers lined up on ${path}` });
 
-/** Waits until the session has no watch left on the server under `under` (wchc). */
-async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
-  const hex = `0x${session.sessionId.toString(16)}`;
-  await waitFor(
-    async () => {
-      const paths = (await fx.server.watchesBySession()).get(hex) ?? [];
-      return !paths.some((p) => p.startsWith(under));
-    },
-    { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
-  );
-}
+const waitNoWatches = (session: ZkSession, under: string): Promise<void> => fx.waitNoWatches(session, under);
 
 /**
  * Watches on the server, all sessions (mntr). `wchc` lists only data watches; this count also
