@@ -14,7 +14,7 @@ import {
   ZooKeeperError,
 } from '../errors.js';
 import { deferred, delay, raceAbort } from '../util/abort.js';
-import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
+import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
 import { Generation } from './generation.js';
 import { create2, MULTI_RESULT_TYPES, rawMulti, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
@@ -164,7 +164,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
   constructor(
     /** The connect string this session was created with. */
     readonly connectString: string,
-    private readonly options: SessionOptions = {},
+    options: SessionOptions = {},
   ) {
     super();
     validateConnectString(connectString);

@@ -35,14 +35,6 @@ function pathProblem(path: string): string | undefined {
   return undefined;
 }
 
-/** Throws unless `name` is a valid single path segment (no `/`). */
-export function validateName(name: unknown, what: string): asserts name is string {
-  if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
-    throw new InvalidArgumentError(`${what} must be a non-empty string without "/", got ${describe(name)}`);
-  }
-  validatePath('/' + name, what);
-}
-
 /** Joins a parent path and a child name. */
 export function joinPath(parent: string, child: string): string {
   return parent === '/' ? `/${child}` : `${parent}/${child}`;
