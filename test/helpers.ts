@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ZkSession, type SessionOptions } from '../src/client/index.js';
 import type { ConnectionState } from '../src/client/types.js';
 import { after, before } from 'node:test';
-import { ChaosProxy, TestingServer, waitFor, withTimeout } from '../src/testing/index.js';
+import { ChaosProxy, TestingCluster, TestingServer, waitFor, withTimeout } from '../src/testing/index.js';
 
 /** A fresh, unique base path for one test. */
 export function uniquePath(name: string): string {
@@ -97,5 +97,24 @@ export class ServerFixture {
     const proxy = await ChaosProxy.start({ targetPort: this.server.port });
     this.proxies.push(proxy);
     return proxy;
+  }
+}
+
+/** Like {@link ServerFixture}, for a file sharing one 3-member ensemble. */
+export class ClusterFixture {
+  cluster!: TestingCluster;
+  observer!: ZkSession;
+  readonly pool = new SessionPool();
+
+  /** Registers the `before` and `after` hooks of the file. */
+  constructor() {
+    before(async () => {
+      this.cluster = await TestingCluster.start(3);
+      this.observer = await this.pool.connect(this.cluster.connectString, { sessionTimeoutMs: 30000 });
+    });
+    after(async () => {
+      await this.pool.closeAll();
+      await this.cluster?.close();
+    });
   }
 }

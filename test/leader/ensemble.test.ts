@@ -2,28 +2,17 @@
 // ZooKeeper ensemble leader (twice) and closing the latch leader never yields two leaders, and
 // each time some participant leads again with participants() in agreement.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { LeaderLatch, type ZkSession } from '../../src/index.js';
-import { TestingCluster, waitFor } from '../../src/testing/index.js';
-import { SessionPool, uniquePath } from '../helpers.js';
+import { test } from 'node:test';
+import { LeaderLatch } from '../../src/index.js';
+import { waitFor } from '../../src/testing/index.js';
+import { ClusterFixture, uniquePath } from '../helpers.js';
 
-let cluster: TestingCluster;
-const pool = new SessionPool();
-let observer: ZkSession;
-
-before(async () => {
-  cluster = await TestingCluster.start(3);
-  observer = await pool.connect(cluster.connectString, { sessionTimeoutMs: 30000 });
-});
-after(async () => {
-  await pool.closeAll();
-  await cluster?.close();
-});
+const fx = new ClusterFixture();
 
 /** Children of `path`, sorted; [] when it does not exist. */
 async function nodes(path: string): Promise<string[]> {
-  const stat = await observer.exists(path);
-  return stat ? (await observer.getChildren(path)).children.sort() : [];
+  const stat = await fx.observer.exists(path);
+  return stat ? (await fx.observer.getChildren(path)).children.sort() : [];
 }
 
 /**
@@ -31,7 +20,7 @@ async function nodes(path: string): Promise<string[]> {
  * (any order), that leader first and the only one marked leader. Resolves to the leader.
  */
 function settled(path: string, latches: readonly LeaderLatch[], ids: readonly string[]): Promise<LeaderLatch> {
-  const view = new LeaderLatch(observer, path);
+  const view = new LeaderLatch(fx.observer, path);
   return waitFor(
     async () => {
       const leaders = latches.filter((l) => l.hasLeadership);
@@ -49,7 +38,7 @@ function settled(path: string, latches: readonly LeaderLatch[], ids: readonly st
 
 test('killing the ZooKeeper ensemble leader (twice) and closing the latch leader: never two leaders', async () => {
   const path = uniquePath('ensemble-leader');
-  const sessions = await Promise.all(Array.from({ length: 5 }, () => pool.connect(cluster.connectString, { sessionTimeoutMs: 15000 })));
+  const sessions = await Promise.all(Array.from({ length: 5 }, () => fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: 15000 })));
   const ids = sessions.map((_, i) => `p${i}`);
   const latches = sessions.map((s, i) => new LeaderLatch(s, path, { participantId: ids[i] }));
   let current = 0;
@@ -76,17 +65,17 @@ test('killing the ZooKeeper ensemble leader (twice) and closing the latch leader
   assert.deepEqual(latches.map((l) => l.hasLeadership), [true, false, false, false, false]);
 
   for (let round = 1; round <= 2; round++) {
-    const zkLeader = await cluster.waitForQuorum({ timeoutMs: 30000 });
+    const zkLeader = await fx.cluster.waitForQuorum({ timeoutMs: 30000 });
     const revocations = log.filter((e) => e.startsWith('-')).length;
-    await cluster.kill(zkLeader);
+    await fx.cluster.kill(zkLeader);
     // Every member drops its clients when the ensemble loses its leader: the latch leader is
     // suspended and (default policy) gives up leadership.
     await waitFor(() => log.filter((e) => e.startsWith('-')).length > revocations, { timeoutMs: 30000, message: `round ${round}: the latch leader gave up` });
-    await cluster.waitForQuorum({ timeoutMs: 30000 });
+    await fx.cluster.waitForQuorum({ timeoutMs: 30000 });
     await settled(path, latches, ids);
     assert.equal(max, 1, `round ${round}: never two leaders: ${log.join(' ')}`);
-    await cluster.restart(zkLeader);
-    await cluster.waitForQuorum({ timeoutMs: 30000 });
+    await fx.cluster.restart(zkLeader);
+    await fx.cluster.waitForQuorum({ timeoutMs: 30000 });
   }
 
   const leader = await settled(path, latches, ids);

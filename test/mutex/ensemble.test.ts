@@ -1,25 +1,16 @@
 // A 3-member ensemble: kill the ZooKeeper leader while 8 sessions contend for one mutex. Never
 // two holders; contention resumes once the ensemble has a leader again.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { Mutex } from '../../src/index.js';
-import { TestingCluster, waitFor } from '../../src/testing/index.js';
-import { SessionPool, uniquePath } from '../helpers.js';
+import { waitFor } from '../../src/testing/index.js';
+import { ClusterFixture, uniquePath } from '../helpers.js';
 
-let cluster: TestingCluster;
-const pool = new SessionPool();
-
-before(async () => {
-  cluster = await TestingCluster.start(3);
-});
-after(async () => {
-  await pool.closeAll();
-  await cluster?.close();
-});
+const fx = new ClusterFixture();
 
 test('killing the ensemble leader during contention: never two holders, contention resumes', async () => {
   const path = uniquePath('ensemble-mutex');
-  const sessions = await Promise.all(Array.from({ length: 8 }, () => pool.connect(cluster.connectString, { sessionTimeoutMs: 10000 })));
+  const sessions = await Promise.all(Array.from({ length: 8 }, () => fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: 10000 })));
   let holders = 0;
   let maxHolders = 0;
   let grants = 0;
@@ -47,12 +38,12 @@ test('killing the ensemble leader during contention: never two holders, contenti
     await m.close();
   });
   await waitFor(() => grants >= 50, { timeoutMs: 20000, message: '50 grants before the kill' });
-  const leader = await cluster.waitForQuorum({ timeoutMs: 15000 });
-  await cluster.kill(leader);
+  const leader = await fx.cluster.waitForQuorum({ timeoutMs: 15000 });
+  await fx.cluster.kill(leader);
   const atKill = grants;
-  await cluster.waitForQuorum({ timeoutMs: 20000 });
+  await fx.cluster.waitForQuorum({ timeoutMs: 20000 });
   await waitFor(() => grants >= atKill + 100, { timeoutMs: 30000, message: '100 more grants after the election' });
-  await cluster.restart(leader);
+  await fx.cluster.restart(leader);
   stop = true;
   await Promise.all(workers);
   assert.equal(maxHolders, 1, 'never two holders');
