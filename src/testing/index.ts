@@ -43,6 +43,9 @@ export {
   type ChaosMode,
   type ChaosProxyBytes,
   type ChaosProxyOptions,
+  type LoseReplyMatch,
+  type LoseReplyOptions,
+  type ZkOpName,
 } from './proxy.js';
 export {
   TestingServer,

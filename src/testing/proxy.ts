@@ -1,5 +1,8 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { FrameReader, isOpName, opIs, replyXid, requestHeader, type ZkOpName } from './frames.js';
 import { freePort, LOOPBACK } from './ports.js';
+
+export type { ZkOpName } from './frames.js';
 
 /** What a {@link ChaosProxy} does with traffic. */
 export type ChaosMode = 'pass' | 'latency' | 'blackhole';
@@ -12,6 +15,29 @@ export interface ChaosProxyOptions {
   targetPort: number;
   /** Port to listen on (default a free one). */
   port?: number;
+}
+
+/** Which request {@link ChaosProxy.loseReply} lets through and then answers with a dropped connection. */
+export interface LoseReplyMatch {
+  /** The request's operation (`create` also matches create2, `getChildren` getChildren2). Default: any. */
+  op?: ZkOpName;
+  /** A string the request must contain, e.g. a node path or part of one. Default: any. */
+  path?: string;
+}
+
+/** Options of {@link ChaosProxy.loseReply}. */
+export interface LoseReplyOptions {
+  /** Reject if no matching request was answered within this many ms. Default 30000. */
+  timeoutMs?: number;
+}
+
+/** An armed {@link ChaosProxy.loseReply}: waiting for its request, then for that request's reply. */
+interface ReplyLoss {
+  readonly op: ZkOpName | undefined;
+  readonly path: Buffer | undefined;
+  /** The connection and xid of the matched request. */
+  bound?: { link: Link; xid: number };
+  done(): void;
 }
 
 /** Bytes forwarded by a {@link ChaosProxy}, per direction. */
@@ -27,6 +53,8 @@ class Lane {
   readonly #queue: { chunk: Buffer; due: number }[] = [];
   #timer: NodeJS.Timeout | undefined;
   #ended = false;
+  /** Close the link once what is queued is out (a reply is being lost). */
+  #cutting = false;
 
   constructor(
     private readonly proxy: ChaosProxy,
@@ -34,11 +62,16 @@ class Lane {
     private readonly to: () => Socket | undefined,
     private readonly count: (bytes: number) => void,
     private readonly fail: () => void,
+    /** Sees every chunk first; returns how many of its bytes to forward before cutting the link. */
+    private readonly tap: (chunk: Buffer) => number | undefined,
   ) {
-    from.on('data', (chunk: Buffer) => {
+    from.on('data', (data: Buffer) => {
+      const cut = tap(data);
+      const chunk = cut === undefined ? data : data.subarray(0, cut);
       // Due times never go backwards, so order holds even when the latency shrinks.
       const last = this.#queue.at(-1)?.due ?? 0;
-      this.#queue.push({ chunk, due: Math.max(last, performance.now() + proxy.latencyMs) });
+      if (chunk.length > 0) this.#queue.push({ chunk, due: Math.max(last, performance.now() + proxy.latencyMs) });
+      if (cut !== undefined) this.#cutting = true;
       this.flush();
     });
     // A FIN travels like data: after what came before it, and not through a blackhole.
@@ -69,6 +102,8 @@ class Lane {
     }
     if (head !== undefined) {
       this.#timer = setTimeout(() => this.flush(), head.due - now);
+    } else if (this.#cutting) {
+      this.fail();
     } else if (this.#ended) {
       to.end();
     } else {
@@ -86,6 +121,9 @@ class Lane {
 class Link {
   upstream: Socket | undefined;
   readonly lanes: Lane[] = [];
+  readonly requests = new FrameReader();
+  // A reply's xid is all a loss needs: skip bodies (a listing can be megabytes).
+  readonly replies = new FrameReader(8);
   #done = false;
 
   constructor(
@@ -97,7 +135,13 @@ class Link {
   }
 
   /** Connects to the target (deferred while blackholed: a partition lets no SYN through). */
-  open(proxy: ChaosProxy, host: string, port: number, counts: { toTarget: number; toClient: number }): void {
+  open(
+    proxy: ChaosProxy,
+    host: string,
+    port: number,
+    counts: { toTarget: number; toClient: number },
+    taps: { request(link: Link, chunk: Buffer): undefined; reply(link: Link, chunk: Buffer): number | undefined },
+  ): void {
     if (this.upstream || this.#done) return;
     const upstream = connect({ host, port, allowHalfOpen: true, noDelay: true });
     this.upstream = upstream;
@@ -106,8 +150,8 @@ class Link {
     upstream.on('connect', () => this.lanes.forEach((lane) => lane.flush()));
     const fail = (): void => this.destroy();
     this.lanes.push(
-      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail),
-      new Lane(proxy, upstream, () => this.client, (n) => (counts.toClient += n), fail),
+      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail, (c) => taps.request(this, c)),
+      new Lane(proxy, upstream, () => this.client, (n) => (counts.toClient += n), fail, (c) => taps.reply(this, c)),
     );
   }
 
@@ -122,6 +166,11 @@ class Link {
   #closed(): void {
     if (this.client.destroyed && (this.upstream === undefined || this.upstream.destroyed)) this.#finish();
     else if (this.client.destroyed && this.upstream?.connecting) this.destroy();
+  }
+
+  /** Whether both sides are closed. */
+  get closed(): boolean {
+    return this.#done;
   }
 
   #finish(): void {
@@ -152,6 +201,11 @@ export class ChaosProxy {
   readonly #links = new Set<Link>();
   readonly #bytes = { toTarget: 0, toClient: 0 };
   #rejecting = false;
+  readonly #losses = new Set<ReplyLoss>();
+  readonly #taps = {
+    request: (link: Link, chunk: Buffer): undefined => this.#onRequests(link, chunk),
+    reply: (link: Link, chunk: Buffer): number | undefined => this.#onReplies(link, chunk),
+  };
   #healTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
 
@@ -228,6 +282,72 @@ export class ChaosProxy {
     this.#rejecting = on;
   }
 
+  /**
+   * Lets the next request that matches through to the server, then drops its reply and closes
+   * that connection, as a network failure right after the request arrived would: the request is
+   * applied, and the client sees a connection loss instead of the answer. Replies to earlier
+   * requests are delivered. Resolves once the reply was dropped; rejects after `timeoutMs`.
+   *
+   * @example
+   * ```ts
+   * const lost = proxy.loseReply({ op: 'create', path: '/locks/a' });
+   * await assert.rejects(session.create('/locks/a/x'), ConnectionLossError);
+   * await lost; // and the node exists
+   * ```
+   */
+  loseReply(match: LoseReplyMatch = {}, options: LoseReplyOptions = {}): Promise<void> {
+    if (match === null || typeof match !== 'object') throw new TypeError(`loseReply: match must be an object, got ${String(match)}`);
+    if (match.op !== undefined && !isOpName(match.op)) throw new TypeError(`loseReply: unknown op ${String(match.op)}`);
+    if (match.path !== undefined && (typeof match.path !== 'string' || match.path === '')) throw new TypeError('loseReply: path must be a non-empty string');
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) throw new RangeError(`loseReply: timeoutMs must be an integer in [1, 2^31-1], got ${timeoutMs}`);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#losses.delete(loss);
+        reject(new Error(`loseReply: no reply to a matching request (${JSON.stringify(match)}) within ${timeoutMs} ms`));
+      }, timeoutMs);
+      timer.unref();
+      const loss: ReplyLoss = {
+        op: match.op,
+        path: match.path === undefined ? undefined : Buffer.from(match.path),
+        done: () => {
+          clearTimeout(timer);
+          this.#losses.delete(loss);
+          resolve();
+        },
+      };
+      this.#losses.add(loss);
+    });
+  }
+
+  #onRequests(link: Link, chunk: Buffer): undefined {
+    for (const frame of link.requests.push(chunk)) {
+      const header = frame.handshake ? undefined : requestHeader(frame.bytes);
+      if (header === undefined) continue;
+      for (const loss of this.#losses) {
+        if (loss.bound && !loss.bound.link.closed) continue;
+        if (loss.op !== undefined && !opIs(header.op, loss.op)) continue;
+        if (loss.path !== undefined && !frame.bytes.includes(loss.path)) continue;
+        loss.bound = { link, xid: header.xid };
+        break;
+      }
+    }
+    return undefined;
+  }
+
+  #onReplies(link: Link, chunk: Buffer): number | undefined {
+    const frames = link.replies.push(chunk);
+    for (const loss of this.#losses) {
+      if (loss.bound?.link !== link) continue;
+      const xid = loss.bound.xid;
+      const reply = frames.find((f) => !f.handshake && replyXid(f.bytes) === xid);
+      if (reply === undefined) continue;
+      loss.done();
+      return Math.max(0, reply.start);
+    }
+    return undefined;
+  }
+
   /** Closes the listener and every connection. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= new Promise<void>((resolve) => {
@@ -249,7 +369,7 @@ export class ChaosProxy {
     this.mode = mode;
     this.latencyMs = latencyMs;
     for (const link of this.#links) {
-      if (mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes);
+      if (mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps);
       link.lanes.forEach((lane) => lane.flush());
     }
   }
@@ -262,7 +382,7 @@ export class ChaosProxy {
     }
     const link = new Link(socket, (l) => this.#links.delete(l));
     this.#links.add(link);
-    if (this.mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes);
+    if (this.mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps);
     else socket.pause();
   }
 }

@@ -163,3 +163,32 @@ describe('retries', () => {
     await fx.observer.deleteRecursive(base);
   });
 });
+
+describe('a reply lost after the request got through (ChaosProxy.loseReply)', () => {
+  test('the create is applied, the caller sees a connection loss, earlier replies arrive', async () => {
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 4000 });
+    const base = uniquePath('lose-reply');
+    await fx.observer.mkdirp(base);
+    const lost = proxy.loseReply({ op: 'create', path: `${base}/b` });
+    // Pipelined: the first reply arrives before the lost one, on the same connection.
+    const first = session.create(`${base}/a`);
+    const second = session.create(`${base}/b`);
+    assert.equal(await first, `${base}/a`);
+    await assert.rejects(second, ConnectionLossError);
+    await lost;
+    assert.ok(await fx.observer.exists(`${base}/b`), 'the request whose reply was lost was applied');
+    // The session survives (same id) and goes on working.
+    const id = session.sessionId;
+    assert.ok(await session.exists(`${base}/b`));
+    assert.equal(session.sessionId, id);
+    await fx.observer.deleteRecursive(base);
+  });
+
+  test('rejects when no matching request comes within its deadline, and refuses bad matches', async () => {
+    const proxy = await fx.proxy();
+    await assert.rejects(proxy.loseReply({ op: 'sync' }, { timeoutMs: 50 }), /no reply to a matching request/);
+    assert.throws(() => proxy.loseReply({ op: 'nope' as 'sync' }), TypeError);
+    assert.throws(() => proxy.loseReply({ path: '' }), TypeError);
+    assert.throws(() => proxy.loseReply({}, { timeoutMs: 0 }), RangeError);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * ZooKeeper wire frames as a proxy sees them: length-prefixed packets, the first of each
+ * direction being the handshake (ConnectRequest / ConnectResponse, no header).
+ *
+ * @internal
+ * @module
+ */
+
+/** Request operations a {@link ChaosProxy} can recognise, by name. */
+export type ZkOpName = 'create' | 'delete' | 'exists' | 'getData' | 'setData' | 'getChildren' | 'sync' | 'multi' | 'ping';
+
+// create2 (15) answers like create; getChildren2 (12) like getChildren.
+const OP_CODES: Record<ZkOpName, readonly number[]> = {
+  create: [1, 15],
+  delete: [2],
+  exists: [3],
+  getData: [4],
+  setData: [5],
+  getChildren: [8, 12],
+  sync: [9],
+  multi: [14],
+  ping: [11],
+};
+
+/** Whether `name` is a {@link ZkOpName}. */
+export function isOpName(name: unknown): name is ZkOpName {
+  return typeof name === 'string' && Object.hasOwn(OP_CODES, name);
+}
+
+/** Whether wire opcode `code` is the operation `name`. */
+export function opIs(code: number, name: ZkOpName): boolean {
+  return OP_CODES[name].includes(code);
+}
+
+/** One complete frame, and where it starts in the chunk that completed it. */
+export interface Frame {
+  /** The frame's first bytes (all of it, up to the reader's `keep` limit), length prefix included. */
+  readonly bytes: Buffer;
+  /** Offset of the frame's first byte in the chunk that completed it (negative: it began earlier). */
+  readonly start: number;
+  /** Whether it is the handshake of its direction. */
+  readonly handshake: boolean;
+}
+
+/**
+ * Splits one direction's byte stream into frames, chunk by chunk, keeping at most `keep` bytes
+ * of each (a reply's header is enough to match it; a large body is skipped, not buffered).
+ */
+export class FrameReader {
+  #kept: Buffer[] = [];
+  #keptBytes = 0;
+  #size = -1; // frame length with its prefix, once the prefix is read
+  #read = 0; // bytes of the current frame read so far
+  #seen = 0;
+
+  constructor(private readonly keep = Number.MAX_SAFE_INTEGER) {}
+
+  /** Frames completed by `chunk`, in order. */
+  push(chunk: Buffer): Frame[] {
+    const frames: Frame[] = [];
+    let offset = 0;
+    while (offset < chunk.length) {
+      const start = offset - this.#read;
+      // Take what the prefix still needs, or the rest of the frame.
+      const want = this.#size < 0 ? 4 - this.#read : this.#size - this.#read;
+      const take = Math.min(want, chunk.length - offset);
+      const room = Math.max(0, Math.min(take, Math.max(this.keep, 4) - this.#keptBytes));
+      if (room > 0) {
+        this.#kept.push(chunk.subarray(offset, offset + room));
+        this.#keptBytes += room;
+      }
+      this.#read += take;
+      offset += take;
+      if (this.#size < 0 && this.#read === 4) this.#size = 4 + Math.max(0, Buffer.concat(this.#kept).readInt32BE(0));
+      if (this.#size >= 0 && this.#read === this.#size) {
+        frames.push({ bytes: Buffer.concat(this.#kept), start, handshake: this.#seen === 0 });
+        this.#seen += 1;
+        this.#kept = [];
+        this.#keptBytes = 0;
+        this.#size = -1;
+        this.#read = 0;
+      }
+    }
+    return frames;
+  }
+}
+
+/** xid and opcode of a request frame (not the handshake). */
+export function requestHeader(frame: Buffer): { xid: number; op: number } | undefined {
+  return frame.length >= 12 ? { xid: frame.readInt32BE(4), op: frame.readInt32BE(8) } : undefined;
+}
+
+/** xid of a reply frame (not the handshake). */
+export function replyXid(frame: Buffer): number | undefined {
+  return frame.length >= 8 ? frame.readInt32BE(4) : undefined;
+}
