@@ -7,7 +7,7 @@
  * @module
  */
 import type { Socket } from 'node:net';
-import { CM_STATE, createRawClient, forgetWatcher, registerWatcher, removeWatches, type RawClient, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
+import { CM_STATE, createRawClient, forgetWatcher, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
@@ -60,6 +60,15 @@ export interface GenerationHooks {
   authFailed(gen: Generation): void;
   watchFired(): void;
   watchRemoved(): void;
+  heartbeatSent(): void;
+}
+
+/** Error codes node-zookeeper-client makes up locally: such a reply proves nothing about the server. */
+const LOCAL_CODES = new Set([-4 /* CONNECTION_LOSS */, -112 /* SESSION_EXPIRED */, -115 /* AUTH_FAILED */]);
+
+/** Whether a reply (`err` null, or a server error code) came from the server. */
+export function answeredByServer(err: RawError | { code?: unknown } | null | undefined): boolean {
+  return !err || (typeof err.code === 'number' && !LOCAL_CODES.has(err.code));
 }
 
 /** Options of a generation. */
@@ -79,12 +88,18 @@ export class Generation {
   /** Set once the session of this generation is over (expired, lost or closed). */
   dead = false;
   everConnected = false;
-  /** Monotonic time of the last bytes received from the server. */
-  lastReceived = performance.now();
+  /**
+   * The loss clock: the monotonic send time of the latest request the server answered (the
+   * handshake included). The server expires the session one timeout after it last *received*
+   * from us, which is no earlier than this; a notification or a late reply proves nothing.
+   */
+  lastHeard = performance.now();
   private readonly pending = new Set<Pending>();
   private readonly watches = new Map<string, WatchEntry>();
   private socket: Socket | undefined;
   private socketSince = performance.now();
+  private handshakeSentAt = 0;
+  private heartbeatInFlight = false;
   private watchdog: NodeJS.Timeout | undefined;
 
   constructor(
@@ -99,9 +114,19 @@ export class Generation {
       sessionPassword: options.sessionPassword,
     });
     for (const a of options.auth) this.raw.addAuthInfo(a.scheme, Buffer.from(a.credentials));
+    interceptHandshake(this.raw, {
+      allowed: () => !this.dead,
+      sending: () => {
+        this.handshakeSentAt = performance.now();
+      },
+    });
     // Callbacks run inside the client's socket handler: they only update state and settle
     // promises, never throw.
-    this.raw.on('connected', () => this.live() && this.hooks.connected(this));
+    this.raw.on('connected', () => {
+      if (!this.live()) return;
+      this.heard(this.handshakeSentAt);
+      this.hooks.connected(this);
+    });
     this.raw.on('disconnected', () => this.live() && this.hooks.disconnected(this));
     this.raw.on('expired', () => this.live() && this.hooks.expired(this));
     this.raw.on('authenticationFailed', () => this.live() && this.hooks.authFailed(this));
@@ -119,11 +144,19 @@ export class Generation {
     this.watchdog.unref();
   }
 
+  /** Advances the loss clock: the server answered a request we sent at `sentAt`. */
+  heard(sentAt: number): void {
+    if (sentAt > this.lastHeard) this.lastHeard = sentAt;
+  }
+
   /**
-   * node-zookeeper-client has no read timeout and clears its connect timeout on TCP connect, so a
-   * silent partition or a hung server goes unnoticed forever. Drop the socket when nothing has
-   * been received for 2/3 of the session timeout (the client pings every 1/3), or when a
-   * handshake takes too long (see {@link handshakeTimeout}); the client then fails over.
+   * Runs every few hundred ms. node-zookeeper-client pings only after a third of the session
+   * timeout of silence *in both directions*, so a client that only receives notifications never
+   * pings and is expired while it looks connected: send our own heartbeat once nothing answered
+   * was sent for a third of the timeout. It also has no read timeout and clears its connect
+   * timeout on TCP connect, so a silent partition or a hung server goes unnoticed: drop the
+   * socket when nothing sent for 2/3 of the timeout was answered, or when a handshake takes too
+   * long (see {@link handshakeTimeout}); the client then fails over.
    */
   private checkLiveness(): void {
     const cm = this.raw.connectionManager;
@@ -131,11 +164,7 @@ export class Generation {
     if (cm.socket !== this.socket) {
       this.socket = cm.socket;
       this.socketSince = now;
-      this.lastReceived = now;
       const socket = this.socket;
-      socket?.on('data', () => {
-        this.lastReceived = performance.now();
-      });
       // Reconnecting to a local port nobody listens on can make the kernel pick that very port as
       // the source: the socket connects to itself and would wait for its own handshake reply.
       const dropSelfConnect = (): void => {
@@ -145,11 +174,25 @@ export class Generation {
       else dropSelfConnect();
     }
     if (!this.socket || this.socket.destroyed) return;
-    if (cm.state === CM_STATE.CONNECTED && now - this.lastReceived > (cm.sessionTimeout * 2) / 3) {
-      this.socket.destroy();
+    const silent = now - this.lastHeard;
+    if (cm.state === CM_STATE.CONNECTED) {
+      if (silent > (cm.sessionTimeout * 2) / 3) this.socket.destroy();
+      else if (silent >= cm.sessionTimeout / 3) this.heartbeat();
     } else if (cm.state === CM_STATE.CONNECTING && now - this.socketSince > handshakeTimeout(cm.connectTimeout, cm.sessionTimeout)) {
       this.socket.destroy();
     }
+  }
+
+  /** One cheap read whose answer advances the loss clock (one at a time). */
+  private heartbeat(): void {
+    if (this.heartbeatInFlight) return;
+    this.heartbeatInFlight = true;
+    const sentAt = performance.now();
+    this.hooks.heartbeatSent();
+    this.raw.exists('/', undefined, (err) => {
+      this.heartbeatInFlight = false;
+      if (answeredByServer(err)) this.heard(sentAt);
+    });
   }
 
   /** The negotiated session timeout (the requested one before connecting). */
@@ -269,12 +312,9 @@ export class Generation {
     for (const entry of this.watches.values()) for (const l of entry.listeners) l.reject(reason);
     this.watches.clear();
     this.raw.removeAllListeners();
-    try {
-      this.raw.close();
-    } catch {
-      // close() before the first connect attempt throws inside the client; nothing to close.
-    }
-    this.raw.connectionManager.socket?.destroy();
+    // Nothing of an ended generation may reach the server: a closeSession is sent by
+    // closeSession() beforehand when the session is closed on purpose, never after a loss.
+    silence(this.raw);
   }
 
   /**

@@ -66,6 +66,10 @@ export interface RawConnectionManager {
   chrootPath: string | undefined;
   watcherManager: RawWatcherManager;
   queue(request: RawRequest, cb: (err: RawError | null) => void): void;
+  packetQueue: { queue: { request: RawRequest }[] };
+  onSocketConnected(): void;
+  connect(): void;
+  setState(state: number): void;
   registerDataWatcher(path: string, watcher: Watcher): void;
   registerChildWatcher(path: string, watcher: Watcher): void;
   registerExistenceWatcher(path: string, watcher: Watcher): void;
@@ -163,6 +167,10 @@ function assertInternals(): void {
   const ok =
     cm !== undefined &&
     typeof cm.queue === 'function' &&
+    typeof cm.onSocketConnected === 'function' &&
+    typeof cm.connect === 'function' &&
+    typeof cm.setState === 'function' &&
+    Array.isArray(cm.packetQueue?.queue) &&
     typeof cm.state === 'number' &&
     typeof cm.sessionTimeout === 'number' &&
     typeof cm.connectTimeout === 'number' &&
@@ -209,6 +217,61 @@ export function createRawClient(connectString: string, options: RawClientOptions
   if (options.sessionId) opts.sessionId = options.sessionId;
   if (options.sessionPassword) opts.sessionPassword = options.sessionPassword;
   return nzc.createClient(connectString, opts);
+}
+
+/** What {@link interceptHandshake} asks before each connection attempt's handshake. */
+export interface HandshakeHooks {
+  /** Whether this client may still talk to the server (false once its generation ended). */
+  allowed(): boolean;
+  /** The ConnectRequest is about to be written: the server hears from us no earlier than now. */
+  sending(): void;
+}
+
+const AUTH_OP = 100;
+const SET_WATCHES_OP = 101;
+
+/**
+ * Takes over the client's handshake, for two reasons. (1) After reconnecting, the client queues
+ * its auth and SetWatches packets behind the requests queued while disconnected, so those go out
+ * unauthenticated (NoAuth on ACL'd paths); and every failed attempt leaves one more stale copy
+ * (with an outdated watch set). Put this attempt's auth first, then its SetWatches, and drop the
+ * stale ones. (2) A pending reconnect timer of an ended generation would still connect and send
+ * the old session's id and password, reviving a session we declared lost: refuse, and make
+ * `connect` a no-op once not allowed.
+ */
+export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): void {
+  const cm = client.connectionManager;
+  const connect = cm.connect;
+  const handshake = cm.onSocketConnected;
+  cm.connect = function (this: RawConnectionManager): void {
+    if (hooks.allowed()) connect.call(this);
+  };
+  // The client binds this when it opens each socket, so the instance property is what runs.
+  cm.onSocketConnected = function (this: RawConnectionManager): void {
+    if (!hooks.allowed()) {
+      this.socket?.destroy();
+      return;
+    }
+    const queue = this.packetQueue.queue;
+    const before = queue.length;
+    hooks.sending();
+    handshake.call(this);
+    const fresh = queue.splice(before);
+    const kind = (p: { request: RawRequest }): number | undefined => p.request.header?.type;
+    const rest = queue.filter((p) => kind(p) !== AUTH_OP && kind(p) !== SET_WATCHES_OP);
+    queue.length = 0;
+    queue.push(...fresh.filter((p) => kind(p) === AUTH_OP), ...fresh.filter((p) => kind(p) !== AUTH_OP), ...rest);
+  };
+}
+
+/**
+ * Stops a client without a word to the server: no closeSession, no reconnect (with
+ * {@link interceptHandshake} refusing), queued requests never sent.
+ */
+export function silence(client: RawClient): void {
+  const cm = client.connectionManager;
+  cm.setState(CM_STATE.CLOSED);
+  cm.socket?.destroy();
 }
 
 /** Converts our ACL entries to node-zookeeper-client's. */

@@ -15,7 +15,7 @@ import {
 } from '../errors.js';
 import { deferred, delay, raceAbort } from '../util/abort.js';
 import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
-import { Generation } from './generation.js';
+import { answeredByServer, Generation } from './generation.js';
 import { create2, MULTI_RESULT_TYPES, rawMulti, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
@@ -25,6 +25,19 @@ import { checkInt, checkSignal, checkTimeout, describe, joinPath, parentOf, toBu
 
 /** Attaches a watch listener; called synchronously in a successful read's reply callback. */
 type Arm = (gen: Generation, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void) => void;
+
+/**
+ * `LOST` is raised this fraction of the session timeout after the send time of the last request
+ * the server answered. The server cannot expire the session before the full timeout from that
+ * instant (it counts from when it received the request, and rounds up to its next tick); the
+ * rest is slack for our timer firing late on a busy event loop.
+ */
+const LOSS_FRACTION = 0.95;
+
+/** When the session may be expired by the server at the earliest, minus the slack. */
+function lossDeadline(gen: Generation): number {
+  return gen.lastHeard + gen.timeoutMs * LOSS_FRACTION;
+}
 
 /** Options of a {@link ZkSession}. */
 export interface SessionOptions {
@@ -97,6 +110,8 @@ export interface SessionCounters {
   removeWatches: number;
   /** Watch notifications delivered to this session. */
   watchEvents: number;
+  /** Heartbeats sent (a cheap read once nothing answered was sent for a third of the timeout). */
+  heartbeat: number;
 }
 
 /** Options of a blocking wait. */
@@ -119,12 +134,20 @@ export interface WatchOptions {
  * retries idempotent reads on connection loss, detects silent partitions, and after the session
  * is lost starts a new one. Recipes take a `ZkSession`; only this layer talks to the client.
  *
- * - `SUSPENDED` is raised when the connection drops, or when nothing was received for 2/3 of the
- *   session timeout (a silent partition).
- * - `LOST` is raised when the server reports expiry, or locally once nothing has been heard from
- *   the server for the whole session timeout (node-zookeeper-client only learns of expiry after
- *   reconnecting). Then every pending call and watch of that session rejects with
- *   {@link SessionExpiredError}, {@link ZkSession.signal} aborts, and a new session starts.
+ * The loss clock counts from what the server heard, not from what we received: from the send
+ * time of the last request the server answered (pings and the reconnect handshake included). A
+ * heartbeat goes out once nothing answered was sent for a third of the session timeout T,
+ * whatever comes in meanwhile (notifications prove nothing about the session).
+ *
+ * - `SUSPENDED` is raised when the connection drops, or when no request sent in the last 2/3 T
+ *   was answered (a silent partition or a hung server: the socket is then dropped and the client
+ *   fails over).
+ * - `LOST` is raised when the server reports expiry, or locally at 0.95 T after the send time of
+ *   the last answered request: before the server can expire the session (it counts the full T
+ *   from when it received that request, or later), so a holder is told before anyone else can be
+ *   granted what it held. Then every pending call and watch of that session rejects with
+ *   {@link SessionExpiredError}, {@link ZkSession.signal} aborts, nothing more of that session
+ *   reaches the server (no reconnect with its id), and a new session starts.
  *
  * @example
  * ```ts
@@ -155,6 +178,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     multi: 0,
     removeWatches: 0,
     watchEvents: 0,
+    heartbeat: 0,
   };
 
   /**
@@ -309,6 +333,9 @@ export class ZkSession extends EventEmitter<SessionEvents> {
         watchRemoved: () => {
           this.stats.removeWatches += 1;
         },
+        heartbeatSent: () => {
+          this.stats.heartbeat += 1;
+        },
       },
     );
     gen.start();
@@ -331,10 +358,11 @@ export class ZkSession extends EventEmitter<SessionEvents> {
   private onDisconnected(gen: Generation): void {
     if (gen !== this.gen || this.closed || !gen.everConnected || this.currentState === 'SUSPENDED') return;
     this.setState('SUSPENDED');
-    // The server expires the session one timeout after it last heard from us; we cannot know
-    // that instant, so count from the last bytes we received.
-    const remaining = Math.max(0, gen.lastReceived + gen.timeoutMs - performance.now());
-    this.lostTimer = setTimeout(() => this.onLost(gen, `no contact with the server for the session timeout (${gen.timeoutMs} ms)`), remaining);
+    const remaining = Math.max(0, lossDeadline(gen) - performance.now());
+    this.lostTimer = setTimeout(
+      () => this.onLost(gen, `no request sent in the last ${Math.round(gen.timeoutMs * LOSS_FRACTION)} ms was answered (session timeout ${gen.timeoutMs} ms)`),
+      remaining,
+    );
     this.lostTimer.unref();
   }
 
@@ -410,11 +438,13 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     if (this.closing) return Promise.reject(new ClosedError(`${op} on ${path ?? '?'}: session to ${this.connectString} is closed`, { path }));
     const gen = this.gen;
     this.stats[op] += 1;
+    const sentAt = performance.now();
     return new Promise<T>((resolve, reject) => {
       const untrack = gen.track({ reject });
       try {
         send(gen, (err, value) => {
           untrack();
+          if (!(err instanceof ZooKeeperError) && answeredByServer(err)) gen.heard(sentAt);
           if (!err) resolve(value as T);
           // An expired client reports CONNECTION_LOSS for everything: say what really happened.
           else if (gen.dead) reject(new SessionExpiredError('SESSION_EXPIRED', `${op} on ${path}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op }));
