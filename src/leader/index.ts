@@ -4,4 +4,4 @@
  * @module
  */
 export { LeaderLatch, type LeaderLatchEvents, type LeaderLatchOptions, type LeaderParticipant, type LeadershipPolicy } from './latch.js';
-export { LeaderSelector, type RunOptions } from './selector.js';
+export { LeaderSelector, type LeaderTerm, type RunOptions } from './selector.js';

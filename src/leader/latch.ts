@@ -40,12 +40,17 @@ export interface LeaderParticipant {
   path: string;
   /** Whether it is the leader (first in the queue). */
   isLeader: boolean;
+  /** Its node's czxid: the fencing token of its term when it leads. */
+  czxid: bigint;
 }
 
 /** Typed events of a {@link LeaderLatch}. */
 export interface LeaderLatchEvents {
-  /** This participant became leader; `signal` aborts when that leadership ends. */
-  elected: (signal: AbortSignal) => void;
+  /**
+   * This participant became leader; `signal` aborts when that leadership ends. `fencingToken`
+   * is the term's token (see {@link LeaderLatch.fencingToken}).
+   */
+  elected: (signal: AbortSignal, fencingToken: bigint) => void;
   /** This participant's leadership ended (suspension, loss, node deleted, or close). */
   revoked: (reason: LockLostError | ClosedError) => void;
   /** Something went wrong while (re-)entering the election; it is retried. */
@@ -76,6 +81,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private closing: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
   private leadership: AbortController | undefined;
+  private termToken: bigint | undefined;
   private readonly onState: (s: ConnectionState) => void;
 
   /** Creates a participant on `path`; call `start()` to enter the election. */
@@ -112,6 +118,16 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   /** Whether this participant is the leader right now. */
   get hasLeadership(): boolean {
     return this.leadership !== undefined && !this.leadership.signal.aborted;
+  }
+
+  /**
+   * The current term's fencing token, undefined while not leader: the czxid of our latch node.
+   * Unique across the ensemble and increasing from term to term on one election path (each term
+   * has a new node, and leadership follows creation order), so a resource can reject a deposed
+   * leader that still acts: have it refuse tokens smaller than the largest it has seen.
+   */
+  get fencingToken(): bigint | undefined {
+    return this.hasLeadership ? this.termToken : undefined;
   }
 
   /** Aborts when the current leadership ends; undefined while not leader. */
@@ -186,6 +202,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private async lead(held: HeldNodes): Promise<void> {
     const leadership = new AbortController();
     this.leadership = leadership;
+    this.termToken = held.czxid;
     const end = (why: string, cause?: unknown): void => this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }));
     const onSession = (): void => end('the session was lost', held.sessionSignal.reason);
     held.sessionSignal.addEventListener('abort', onSession, { once: true });
@@ -201,7 +218,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         this.leadership = undefined;
         return;
       }
-      this.emit('elected', leadership.signal);
+      this.emit('elected', leadership.signal, held.czxid);
       if (!leadership.signal.aborted) await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
     } finally {
       held.sessionSignal.removeEventListener('abort', onSession);
@@ -231,7 +248,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     const out = await Promise.all(
       queue.map((n) =>
         this.session.getData(`${this.path}/${n.name}`).then(
-          (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, isLeader: false }),
+          (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, isLeader: false, czxid: d.stat.czxid }),
           (err: unknown) => {
             if (err instanceof NoNodeError) return undefined;
             throw err;

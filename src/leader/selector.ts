@@ -16,9 +16,17 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
+/** One term of leadership, as {@link LeaderSelector.run} hands it to its callback. */
+export interface LeaderTerm {
+  /** Aborts when this term's leadership ends (or the run is stopped). */
+  readonly signal: AbortSignal;
+  /** The term's fencing token (see {@link LeaderLatch.fencingToken}): pass it to what you write. */
+  readonly fencingToken: bigint;
+}
+
 /**
  * Leader election where leadership lasts while a callback runs (Curator's `LeaderSelector`).
- * `run(fn)` waits to be elected, calls `fn(signal)`, and relinquishes leadership when `fn`
+ * `run(fn)` waits to be elected, calls `fn(signal, term)`, and relinquishes leadership when `fn`
  * settles; `signal` aborts if leadership is lost meanwhile (suspension under the default
  * policy, session loss, node deleted): stop acting as leader at once. With `requeue`, the
  * participant re-enters the election after each term.
@@ -48,7 +56,7 @@ export class LeaderSelector {
    * the term rejects with the signal's reason. With `requeue` it runs term after term until
    * `signal` aborts or `close()` is called, then resolves. Rejects with what `fn` threw.
    */
-  async run(fn: (signal: AbortSignal) => unknown, options: RunOptions = {}): Promise<void> {
+  async run(fn: (signal: AbortSignal, term: LeaderTerm) => unknown, options: RunOptions = {}): Promise<void> {
     if (typeof fn !== 'function') throw new InvalidArgumentError(`run needs a function, got ${describe(fn)}`);
     const signal = checkSignal(options.signal);
     if (this.closed) throw new ClosedError(`leader selector ${this.path} is closed`);
@@ -64,10 +72,12 @@ export class LeaderSelector {
         try {
           await latch.awaitLeadership({ signal });
           const term = latch.leadershipSignal;
+          const fencingToken = latch.fencingToken;
           // Lost again before we looked: wait for the next election rather than skip the term.
-          if (term) {
+          if (term && fencingToken !== undefined) {
             ranTerm = true;
-            await fn(signal ? AbortSignal.any([term, signal]) : term);
+            const termSignal = signal ? AbortSignal.any([term, signal]) : term;
+            await fn(termSignal, { signal: termSignal, fencingToken });
           }
         } finally {
           await latch.close();

@@ -102,20 +102,21 @@ describe('loss clock: counts from what the server heard', () => {
     await fx.observer.deleteRecursive(base);
   });
 
-  test('LeaderLatch (default policy): notifications keep a leader alive, and after a partition two leaders never overlap', async () => {
+  for (const policy of ['suspended', 'lost'] as const) test(`LeaderLatch (policy '${policy}'): notifications keep a leader alive, and after a partition two leaders never overlap`, async () => {
     const T = 2000;
     const proxy = await fx.proxy();
     const first = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: T });
     const [second] = (await fx.sessionsN(1, { sessionTimeoutMs: T })) as [ZkSession];
     const base = uniquePath('latch-overlap');
     const nodes = await watchedNodes(first, `${base}/w`, 10);
-    const a = new LeaderLatch(first, `${base}/election`, { participantId: 'a' });
-    const b = new LeaderLatch(second, `${base}/election`, { participantId: 'b' });
+    const a = new LeaderLatch(first, `${base}/election`, { participantId: 'a', policy });
+    const b = new LeaderLatch(second, `${base}/election`, { participantId: 'b', policy });
     a.start();
     await a.awaitLeadership({ timeoutMs: 5000 });
     const aEnded = abortTime(a.leadershipSignal as AbortSignal);
     b.start();
     const bElected = new Promise<number>((resolve) => b.once('elected', () => resolve(performance.now())));
+    const aToken = a.fencingToken as bigint;
     let bEarly = false;
     void bElected.then(() => (bEarly = proxy.mode === 'pass'));
     // 2.5 T of notifications only: without heartbeats the server would expire the leader.
@@ -127,6 +128,7 @@ describe('loss clock: counts from what the server heard', () => {
     const ended = await withTimeout(aEnded, T, 'a told');
     assert.equal(bEarly, false, 'b was not elected before the partition');
     assert.ok(ended < elected, `a stepped down at ${ended.toFixed(1)}, b elected at ${elected.toFixed(1)}`);
+    assert.ok((b.fencingToken as bigint) > aToken, 'the new term has a larger fencing token');
     const renewed = nextState(first, 'CONNECTED', 4 * T);
     proxy.pass();
     await renewed;

@@ -121,6 +121,59 @@ describe('LeaderLatch', () => {
     assert.deepEqual(count.errors, []);
   });
 
+  test('fencing tokens: each term has one (elected, fencingToken, participants), increasing from term to term', async () => {
+    const path = uniquePath('tokens');
+    const [s1, s2] = await sessionsN(2);
+    const a = new LeaderLatch(s1!, path, { participantId: 'a' });
+    const b = new LeaderLatch(s2!, path, { participantId: 'b' });
+    const tokenOf = (l: LeaderLatch): bigint | undefined => l.fencingToken;
+    const tokens: bigint[] = [];
+    for (const l of [a, b]) l.on('elected', (_signal, token) => tokens.push(token));
+    assert.equal(a.fencingToken, undefined, 'no token before a term');
+    a.start();
+    await a.awaitLeadership({ timeoutMs: 5000 });
+    b.start();
+    await queued(path, 2);
+    const first = tokenOf(a) as bigint;
+    assert.equal(typeof first, 'bigint');
+    assert.equal(b.fencingToken, undefined, 'a follower has no token');
+    const parts = await b.participants();
+    assert.equal(parts[0]?.czxid, first, "participants() shows the leader's token");
+    assert.equal((await fx.observer.exists(parts[0]!.path))?.czxid, first, "the token is the leader node's czxid");
+    await a.close();
+    await b.awaitLeadership({ timeoutMs: 5000 });
+    const second = tokenOf(b) as bigint;
+    assert.ok(second > first, 'the next term has a larger token');
+    // A new term of the same participant has a new node, so a new, larger token.
+    const c = new LeaderLatch(s1!, path, { participantId: 'a2' });
+    c.start();
+    await queued(path, 2);
+    await b.close();
+    await c.awaitLeadership({ timeoutMs: 5000 });
+    const third = tokenOf(c) as bigint;
+    assert.ok(third > second);
+    assert.deepEqual(tokens, [first, second]);
+    await c.close();
+    assert.equal(tokenOf(c), undefined, 'no token after the term');
+    assert.deepEqual(await nodes(path), []);
+  });
+
+  test('LeaderSelector hands each term its fencing token', async () => {
+    const path = uniquePath('selector-token');
+    const [s1] = await sessionsN(1);
+    const selector = new LeaderSelector(s1!, path, { participantId: 'x' });
+    let seen: { token: bigint; czxid: bigint | undefined; same: boolean } | undefined;
+    await selector.run(async (signal, term) => {
+      const parts = await selector.participants();
+      seen = { token: term.fencingToken, czxid: parts[0]?.czxid, same: term.signal === signal };
+    });
+    assert.ok(seen);
+    assert.equal(seen.token, seen.czxid);
+    assert.equal(seen.same, true);
+    await selector.close();
+    assert.deepEqual(await nodes(path), []);
+  });
+
   test("never two leaders through the leader's close, its session's expiry and a server restart", async () => {
     const path = uniquePath('never-two');
     const routes = await Promise.all(Array.from({ length: 5 }, () => proxied({ sessionTimeoutMs: 15000 })));
