@@ -135,6 +135,11 @@ export class LockHandle implements AsyncDisposable {
     }
   }
 
+  /** @internal The recipe learnt that our node is gone (e.g. a downgrade found it so). */
+  noteLost(why: string, cause?: unknown): void {
+    this.lose(why, cause);
+  }
+
   /** Releases unless already released; for `await using`. A lost lock is not an error here. */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.releasing) return this.releasing;

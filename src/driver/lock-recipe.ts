@@ -12,7 +12,7 @@ import type { ConnectionState, Stat } from '../client/types.js';
 import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError } from '../errors.js';
 import { LockHandle } from './handle.js';
-import { LockDriver, type LockSpec } from './lock-driver.js';
+import { LockDriver, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
 import { ParentReaper } from './reaper.js';
 
@@ -123,8 +123,11 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   /** Whether the node at `index` of the sorted queue holds (for participants()). */
   protected abstract holds(queue: readonly QueueNode[], index: number): boolean;
 
-  /** Acquires `count` adjacent nodes; the shared body of every recipe's `acquire`. */
-  protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, atSequence?: number): Promise<LockHandle | null> {
+  /**
+   * Acquires `count` adjacent nodes; the shared body of every recipe's `acquire`. With
+   * `inPlaceOf`, one node in that held node's place, or {@link LockLostError} once it is gone.
+   */
+  protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
     const opts = options ?? {};
     if (typeof opts !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(opts)}`);
     const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
@@ -140,7 +143,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       data: this.data,
       watchOwnNode: this.watchOwnNode,
       onListing: (stat) => this.checkDirectory(stat),
-      atSequence,
+      inPlaceOf,
     });
     this.pending.add(attempt);
     try {

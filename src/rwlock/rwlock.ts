@@ -6,9 +6,9 @@
 import type { ZkSession } from '../client/session.js';
 import type { LockHandle } from '../driver/handle.js';
 import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
-import { parseNode, type QueueNode } from '../driver/names.js';
+import type { QueueNode } from '../driver/names.js';
 import { readPredicate, writePredicate } from '../driver/predicates.js';
-import { IllegalStateError } from '../errors.js';
+import { IllegalStateError, LockLostError } from '../errors.js';
 
 /** Options of a {@link ReadWriteLock}. */
 export type ReadWriteLockOptions = LockOptions;
@@ -89,16 +89,21 @@ export class ReadLock extends LockRecipe {
   }
 
   /**
-   * Waits for the read lock. If this lock's write side is held, it is a downgrade and is granted
-   * at once. Rejects with `LockTimeoutError` after `timeoutMs`, or the abort reason.
+   * Waits for the read lock. Rejects with `LockTimeoutError` after `timeoutMs`, or the abort
+   * reason. If this lock's write side is held, it is a downgrade: granted at once in the write
+   * node's place, or rejected with `LockLostError` if the write lock is lost before the server
+   * creates the read node (never granted as a plain read lock instead).
    */
   async acquire(options?: AcquireOptions): Promise<LockHandle> {
-    return (await this.acquireNodes(1, options, false, this.downgradeSequence())) as LockHandle;
+    return (await this.acquireOrDowngrade(options, false)) as LockHandle;
   }
 
-  /** Takes the read lock if no writer holds or waits ahead; otherwise `null`. */
+  /**
+   * Takes the read lock if no writer holds or waits ahead; otherwise `null`. A downgrade is
+   * granted, or rejects with `LockLostError`, as with `acquire()`.
+   */
   tryAcquire(): Promise<LockHandle | null> {
-    return this.acquireNodes(1, undefined, true, this.downgradeSequence());
+    return this.acquireOrDowngrade(undefined, true);
   }
 
   /** Runs `fn` while holding the read lock, then releases it. */
@@ -106,10 +111,17 @@ export class ReadLock extends LockRecipe {
     return this.runWith(await this.acquire(options), fn);
   }
 
-  private downgradeSequence(): number | undefined {
+  /** Decided once per call: a downgrade fails with the write lock, it never becomes a plain read. */
+  private async acquireOrDowngrade(options: AcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | null> {
     const write = this.heldWrite();
-    if (!write?.isHeld) return undefined;
-    return parseNode(write.path.slice(write.path.lastIndexOf('/') + 1), KINDS)?.seq;
+    if (!write?.isHeld) return this.acquireNodes(1, options, tryOnce);
+    try {
+      return await this.acquireNodes(1, options, tryOnce, write);
+    } catch (err) {
+      // The write node is gone: its handle may not know yet (it does not always watch it).
+      if (err instanceof LockLostError) write.noteLost('a downgrade found it gone', err);
+      throw err;
+    }
   }
 
   protected holds(queue: readonly QueueNode[], index: number): boolean {
