@@ -60,7 +60,7 @@ export interface InPlaceOf {
   readonly path: string;
   /** Session that owns it. */
   readonly sessionId: bigint;
-  /** Its czxid. */
+  /** Its czxid: the new node stands in its place in grant order, so it carries this token. */
   readonly fencingToken: bigint;
   /** False once released or lost. */
   readonly isHeld: boolean;
@@ -70,7 +70,7 @@ export interface InPlaceOf {
 export interface HeldNodes {
   /** Full paths of our nodes, in queue order. */
   readonly paths: readonly string[];
-  /** czxid of our node(s): the fencing token. */
+  /** The fencing token: czxid of our node(s), or of the node whose place we took. */
   readonly czxid: bigint;
   /** Session id the nodes belong to. */
   readonly sessionId: bigint;
@@ -232,6 +232,8 @@ export class LockDriver {
    * checked before sending would not hold (the session may be renewed, the node deleted, while
    * the create is on its way or retried). The listing goes right behind. A lost reply is
    * resolved by our node's path, in the same session; whatever fails, nothing of ours is left.
+   * Our token is `place`'s: our node's own czxid is newer than those of writers queued behind
+   * `place`, yet it is granted before them.
    */
   private async enterInPlace(req: AcquireRequest, place: InPlaceOf, prefix: string, giveUp: AbortSignal | undefined): Promise<Entered> {
     const seq = parseNode(place.path.slice(place.path.lastIndexOf('/') + 1), this.spec.kinds)?.seq;
@@ -253,13 +255,14 @@ export class LockDriver {
         listing.catch(noop);
         try {
           await created;
-          const stat = await this.statOf(path);
-          return { names: [name], czxid: stat.czxid, owner: stat.ephemeralOwner, listing };
+          // Sent in `place`'s session (checked above, same tick): the node is its ephemeral, and
+          // our token is `place`'s, so no read for a Stat.
+          return this.inPlace(name, place, listing);
         } catch (err) {
           if (err instanceof NoNodeError && err.opIndex === 0) throw placeLost(place, 'its node is gone', err);
           if (err instanceof SessionExpiredError) throw placeLost(place, 'its session ended', err);
           // Applied already (an earlier reply was lost): the path is this attempt's alone.
-          if (err instanceof NodeExistsError && err.opIndex === 1) return await this.adoptInPlace(path, name, place, giveUp);
+          if (err instanceof NodeExistsError && err.opIndex === 1) return this.adoptInPlace(name, place, giveUp);
           if (!(err instanceof ConnectionLossError)) throw err;
         }
         // Wait for the same session, even if giving up (a node created in it must be found and
@@ -268,7 +271,7 @@ export class LockDriver {
           throw err instanceof ClosedError ? err : placeLost(place, 'its session ended', err);
         });
         if (this.session.sessionId !== place.sessionId) continue; // renewed: refused at the top
-        if (await this.session.exists(path)) return await this.adoptInPlace(path, name, place, giveUp);
+        if (await this.session.exists(path)) return this.adoptInPlace(name, place, giveUp);
         giveUp?.throwIfAborted();
       }
     } catch (err) {
@@ -277,11 +280,16 @@ export class LockDriver {
     }
   }
 
-  private async adoptInPlace(path: string, name: string, place: InPlaceOf, giveUp: AbortSignal | undefined): Promise<Entered> {
+  /** Our node exists (its name is this attempt's, created only in `place`'s session): take it. */
+  private adoptInPlace(name: string, place: InPlaceOf, giveUp: AbortSignal | undefined): Entered {
     giveUp?.throwIfAborted();
-    const stat = await this.statOf(path);
-    if (stat.ephemeralOwner !== place.sessionId) throw placeLost(place, `our node ${path} belongs to another session`);
-    return { names: [name], czxid: stat.czxid, owner: stat.ephemeralOwner, listing: this.session.getChildren(this.dir) };
+    const listing = this.session.getChildren(this.dir);
+    listing.catch(noop);
+    return this.inPlace(name, place, listing);
+  }
+
+  private inPlace(name: string, place: InPlaceOf, listing: Entered['listing']): Entered {
+    return { names: [name], czxid: place.fencingToken, owner: place.sessionId, listing };
   }
 
   private async statOf(path: string): Promise<Stat> {

@@ -29,6 +29,18 @@ function holdsAt(queue: readonly QueueNode[], index: number): boolean {
 }
 
 /**
+ * The node whose czxid is the token of the node at `index`: for a downgrade read node, the write
+ * node with its sequence (only a downgrade gives a read node a write node's number: sequential
+ * names share one counter), while it is queued.
+ */
+function tokenNodeAt(queue: readonly QueueNode[], index: number): number {
+  const n = queue[index];
+  if (n?.kind !== READ) return index;
+  const write = queue.findIndex((w) => w.kind === WRITE && w.seq === n.seq);
+  return write < 0 ? index : write;
+}
+
+/**
  * A distributed read-write lock: many readers, or one writer. Curator's
  * `InterProcessReadWriteLock` layout: `_c_<uuid>-__READ__<seq>` and `_c_<uuid>-__WRIT__<seq>`
  * ephemeral sequential nodes under one path, so Java and Node participants interoperate.
@@ -127,6 +139,10 @@ export class ReadLock extends LockRecipe {
   protected holds(queue: readonly QueueNode[], index: number): boolean {
     return holdsAt(queue, index);
   }
+
+  protected override tokenNodeAt(queue: readonly QueueNode[], index: number): number {
+    return tokenNodeAt(queue, index);
+  }
 }
 
 /** The write side of a {@link ReadWriteLock}: excludes readers and other writers. */
@@ -171,5 +187,9 @@ export class WriteLock extends LockRecipe {
 
   protected holds(queue: readonly QueueNode[], index: number): boolean {
     return holdsAt(queue, index);
+  }
+
+  protected override tokenNodeAt(queue: readonly QueueNode[], index: number): number {
+    return tokenNodeAt(queue, index);
   }
 }

@@ -76,7 +76,7 @@ async function assertBAloneThenClean(s: Scene, result: unknown): Promise<void> {
   assert.equal(s.readGrants.length, 0, "A's read lock was never granted");
   assert.equal(s.wa.isHeld, false, "A's write handle knows it is lost");
   assert.ok(bh.isHeld);
-  const parts = await new ReadWriteLock(fx.observer, s.path).readLock().participants();
+  const parts = await s.b.readLock().participants();
   assert.deepEqual(parts.map((p) => [p.id, p.path, p.isHolder]), [['B', bh.path, true]], 'only B, holding; nothing of A');
   await bh.release();
   await Promise.all([s.a.close(), s.b.close()]);
@@ -126,6 +126,7 @@ describe('a downgrade whose reply alone is lost', () => {
     const ra = await withTimeout(downgrade, 10000, 'downgrade adopted');
     assert.ok(ra.isHeld && s.wa.isHeld);
     assert.equal(ra.sessionId, s.wa.sessionId);
+    assert.equal(ra.fencingToken, s.wa.fencingToken, "the read handle carries the write node's token");
     const nodes = await lockNodes(s.path);
     assert.equal(nodes.filter((n) => n.includes('__READ__')).length, 1, 'exactly one read node for the attempt');
     assert.ok(nodes.includes(ra.path.slice(s.path.length + 1)));
