@@ -51,7 +51,12 @@ function tokenNodeAt(queue: readonly QueueNode[], index: number): number {
  * - **Downgrade**: while this instance holds the write lock, `readLock().acquire()` takes the
  *   read lock at once, in the write node's place (a read node carrying the write node's
  *   sequence), so a writer queued behind cannot slip in when the write lock is then released
- *   (Curator before 5.5 let it: CURATOR-621).
+ *   (Curator before 5.5 let it: CURATOR-621). The read node is created in one transaction with
+ *   a check that the write node still exists, and only in the session that holds it: if the
+ *   write lock is lost first (its session expired, its node was deleted), the downgrade rejects
+ *   with `LockLostError` and leaves nothing behind (the write handle's signal aborts too); it
+ *   is never retried in another session nor turned into a plain read lock. The read handle carries the
+ *   write handle's `fencingToken`, so tokens never decrease in grant order.
  * - **Upgrade** (asking for the write lock while this instance holds only read locks) would wait
  *   for itself forever: it is rejected at once with `IllegalStateError`.
  * - An instance is one participant: use separate instances for independent flows.
