@@ -68,8 +68,9 @@ export class ReadWriteLock {
 
   /** Creates a read-write lock on `path` (its directory; created on demand). */
   constructor(session: ZkSession, path: string, options: ReadWriteLockOptions = {}) {
-    this.writer = new WriteLock(session, path, options, () => this.reader.heldHandles.length > 0);
-    this.reader = new ReadLock(session, path, options, () => this.writer.heldHandles[0]);
+    // Lost handles stay listed until released, but hold nothing: only held ones count.
+    this.writer = new WriteLock(session, path, options, () => this.reader.heldHandles.some((h) => h.isHeld));
+    this.reader = new ReadLock(session, path, options, () => this.writer.heldHandles.find((h) => h.isHeld));
   }
 
   /** The shared (read) side. */
@@ -182,7 +183,7 @@ export class WriteLock extends LockRecipe {
   }
 
   private refuseUpgrade(): void {
-    if (this.holdsRead() && this.heldHandles.length === 0) {
+    if (this.holdsRead() && !this.heldHandles.some((h) => h.isHeld)) {
       throw new IllegalStateError(
         `write lock ${this.path}: this ReadWriteLock holds the read lock; upgrading would wait for itself forever. Release the read lock first (or use another ReadWriteLock instance for an independent flow)`,
         { path: this.path },

@@ -3,6 +3,7 @@
 // and writer B waits behind it; A's session expires around A's downgrade, or A's write node is
 // deleted under it. A's read lock must then never be granted (LockLostError), B holds alone, and
 // nothing of A is left. A downgrade whose reply alone is lost is adopted in the same session.
+// Lost handles not yet released count as held by neither side (upgrade refusal, downgrade).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LockLostError } from '../../src/errors.js';
@@ -141,5 +142,32 @@ describe('a downgrade whose reply alone is lost', () => {
     assert.deepEqual(await lockNodes(s.path), []);
     await fx.waitNoWatches(s.sA, s.path);
     await fx.waitNoWatches(s.sB, s.path);
+  });
+});
+
+describe('lost handles that were not released yet', () => {
+  test('count as neither held reads (no upgrade refusal) nor a held write (no downgrade in their place)', async () => {
+    const path = uniquePath('lost-unreleased');
+    const proxy = await fx.proxy();
+    const sA = await fx.pool.connect(proxy.connectString);
+    const a = new ReadWriteLock(sA, path, { participantId: 'A' });
+    const ra = await a.readLock().acquire({ timeoutMs: 5000 });
+    await expireSession(sA, proxy);
+    assert.equal(ra.isHeld, false, 'the read lock is lost');
+    // Not an upgrade: the lost read lock holds nothing.
+    const wa = await withTimeout(a.writeLock().acquire({ timeoutMs: 10000 }), 10000, 'write lock in the new session');
+    await expireSession(sA, proxy);
+    assert.equal(wa.isHeld, false, 'the write lock is lost');
+    const wa2 = await withTimeout(a.writeLock().acquire({ timeoutMs: 10000 }), 10000, 'write lock in the third session');
+    // The downgrade goes in the place of the write lock held now, not of the lost one.
+    const ra2 = await withTimeout(a.readLock().acquire({ timeoutMs: 5000 }), 5000, 'downgrade');
+    assert.equal(ra2.fencingToken, wa2.fencingToken);
+    assert.equal(ra2.path.slice(-10), wa2.path.slice(-10));
+    await Promise.all([wa2.release(), ra2.release()]);
+    await assert.rejects(ra.release(), /lost/);
+    await assert.rejects(wa.release(), /lost/);
+    await a.close();
+    assert.deepEqual(await lockNodes(path), []);
+    await fx.waitNoWatches(sA, path);
   });
 });
