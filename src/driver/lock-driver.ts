@@ -23,7 +23,8 @@ export interface LockSpec {
    * The kind of node whose holder may insert a node in its own place, ahead of waiters (a
    * read-write lock downgrade puts a read node where the write node stands). A grant on a
    * snapshot from which a node of this kind was removed re-lists the directory first instead
-   * of trusting the snapshot.
+   * of trusting the snapshot. Sound because the insertion is checked against that node in its
+   * own transaction: it happens before the node's deletion, never after.
    */
   readonly insertingKind?: string;
   /** Data for the directory node when the driver has to create it. */
