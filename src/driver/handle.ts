@@ -28,13 +28,15 @@ export interface HandleHooks {
  *   (noticed when the recipe watches its own node, the default). It does not abort on release.
  * - `fencingToken` is our node's czxid: unique across the ensemble and increasing in grant order
  *   on one lock path. Pass it to the resource you protect and have it reject smaller tokens.
+ *   A read-write lock downgrade's read handle carries its write handle's token (it takes the
+ *   write node's place in grant order), so the two share one.
  */
 export class LockHandle implements AsyncDisposable {
   /** Full path of our lock node (the first one, for a multi-lease grant). */
   readonly path: string;
   /** Full paths of all our nodes (several for a multi-lease semaphore grant). */
   readonly paths: readonly string[];
-  /** Our node's czxid: unique, and increasing in grant order on one lock path. */
+  /** Our node's czxid (a downgrade's: its write node's): never decreasing in grant order on one path. */
   readonly fencingToken: bigint;
   /** Session id the lock belongs to. */
   readonly sessionId: bigint;
@@ -133,6 +135,11 @@ export class LockHandle implements AsyncDisposable {
       }
       throw err;
     }
+  }
+
+  /** @internal The recipe learnt that our node is gone (e.g. a downgrade found it so). */
+  noteLost(why: string, cause?: unknown): void {
+    this.lose(why, cause);
   }
 
   /** Releases unless already released; for `await using`. A lost lock is not an error here. */

@@ -7,8 +7,8 @@
 import type { ZkSession } from '../client/session.js';
 import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
-import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
-import { formatSeq, protectedPrefix, sortChildren, type QueueNode } from './names.js';
+import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
 
 /** What a recipe tells the driver about its nodes. */
@@ -23,7 +23,8 @@ export interface LockSpec {
    * The kind of node whose holder may insert a node in its own place, ahead of waiters (a
    * read-write lock downgrade puts a read node where the write node stands). A grant on a
    * snapshot from which a node of this kind was removed re-lists the directory first instead
-   * of trusting the snapshot.
+   * of trusting the snapshot. Sound because the insertion is checked against that node in its
+   * own transaction: it happens before the node's deletion, never after.
    */
   readonly insertingKind?: string;
   /** Data for the directory node when the driver has to create it. */
@@ -43,19 +44,34 @@ export interface AcquireRequest {
   /** Also watch our own node, so its deletion by anyone is noticed (one more read). */
   readonly watchOwnNode: boolean;
   /**
-   * Create a plain ephemeral node carrying this sequence number instead of a sequential one, so
-   * it sorts at that position (a read-write lock downgrade takes the write node's place).
+   * Take the place of a node we hold (a read-write lock downgrade puts a read node where its
+   * write node stands): our node is a plain ephemeral one carrying that node's sequence number.
+   * Valid only while that node exists in its session, so the server checks it in the create's
+   * own transaction, and nothing is retried in another session: if it is gone, the acquisition
+   * rejects with {@link LockLostError}.
    */
-  readonly atSequence?: number;
+  readonly inPlaceOf?: InPlaceOf;
   /** Called with the directory's Stat whenever it is listed (semaphores check its data). */
   readonly onListing?: (dirStat: Stat) => Promise<void> | void;
+}
+
+/** A held node whose place a new node takes (a {@link LockHandle} is one). */
+export interface InPlaceOf {
+  /** Full path of the held node. */
+  readonly path: string;
+  /** Session that owns it. */
+  readonly sessionId: bigint;
+  /** Its czxid: the new node stands in its place in grant order, so it carries this token. */
+  readonly fencingToken: bigint;
+  /** False once released or lost. */
+  readonly isHeld: boolean;
 }
 
 /** Nodes we hold, and the session they belong to. */
 export interface HeldNodes {
   /** Full paths of our nodes, in queue order. */
   readonly paths: readonly string[];
-  /** czxid of our node(s): the fencing token. */
+  /** The fencing token: czxid of our node(s), or of the node whose place we took. */
   readonly czxid: bigint;
   /** Session id the nodes belong to. */
   readonly sessionId: bigint;
@@ -106,7 +122,10 @@ export class LockDriver {
       giveUp?.throwIfAborted();
       const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
         if (timeout?.aborted && !req.signal?.aborted) return null;
-        if (err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed)) return undefined;
+        const restart = err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed);
+        // A node in another's place is valid only beside it, in its session: never start over.
+        if (req.inPlaceOf && (restart || err instanceof SessionExpiredError)) throw placeLost(req.inPlaceOf, err instanceof Restart ? err.message : 'its session ended', err);
+        if (restart) return undefined;
         throw err;
       });
       if (held !== undefined) return held;
@@ -121,7 +140,7 @@ export class LockDriver {
 
   private async attempt(req: AcquireRequest, prefix: string, giveUp: AbortSignal | undefined): Promise<HeldNodes | null> {
     const count = req.count ?? 1;
-    const entered = await this.enter(req, prefix, count, giveUp);
+    const entered = req.inPlaceOf ? await this.enterInPlace(req, req.inPlaceOf, prefix, giveUp) : await this.enter(req, prefix, count, giveUp);
     const paths = entered.names.map((n) => joinPath(this.dir, n));
     // The node must belong to the session we now rely on: if the session was renewed while the
     // create was on its way, start over rather than tie the lock to the wrong session.
@@ -175,10 +194,7 @@ export class LockDriver {
       const created =
         count === 1
           ? this.session
-              .createWithStat(req.atSequence === undefined ? base : base + formatSeq(req.atSequence), {
-                mode: req.atSequence === undefined ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL',
-                data: req.data,
-              })
+              .createWithStat(base, { mode: 'EPHEMERAL_SEQUENTIAL', data: req.data })
               .then((r) => ({ paths: [r.path], stat: r.stat as Stat | undefined }))
           : this.session
               .multi(Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data: req.data })))
@@ -209,6 +225,72 @@ export class LockDriver {
         if (found) return found;
       }
     }
+  }
+
+  /**
+   * Creates our node in `place`'s place (its sequence, plain ephemeral) in one transaction with
+   * a check that `place`'s node still exists, and only in the session that holds it: a condition
+   * checked before sending would not hold (the session may be renewed, the node deleted, while
+   * the create is on its way or retried). The listing goes right behind. A lost reply is
+   * resolved by our node's path, in the same session; whatever fails, nothing of ours is left.
+   * Our token is `place`'s: our node's own czxid is newer than those of writers queued behind
+   * `place`, yet it is granted before them.
+   */
+  private async enterInPlace(req: AcquireRequest, place: InPlaceOf, prefix: string, giveUp: AbortSignal | undefined): Promise<Entered> {
+    const seq = parseNode(place.path.slice(place.path.lastIndexOf('/') + 1), this.spec.kinds)?.seq;
+    if (seq === undefined || !place.path.startsWith(`${this.dir}/`)) throw new IllegalStateError(`${place.path} is not a lock node of ${this.dir}`, { path: place.path });
+    const name = prefix + this.spec.lockName + formatSeq(seq);
+    const path = joinPath(this.dir, name);
+    let sent = false;
+    try {
+      for (;;) {
+        if (!place.isHeld) throw placeLost(place, 'it is no longer held');
+        const sessionSignal = this.session.signal;
+        if (this.session.sessionId !== place.sessionId || sessionSignal.aborted) throw placeLost(place, `its session 0x${place.sessionId.toString(16)} ended`);
+        sent = true;
+        const created = this.session.multi([
+          { type: 'check', path: place.path },
+          { type: 'create', path, mode: 'EPHEMERAL', data: req.data },
+        ]);
+        const listing = this.session.getChildren(this.dir);
+        listing.catch(noop);
+        try {
+          await created;
+          // Sent in `place`'s session (checked above, same tick): the node is its ephemeral, and
+          // our token is `place`'s, so no read for a Stat.
+          return this.inPlace(name, place, listing);
+        } catch (err) {
+          if (err instanceof NoNodeError && err.opIndex === 0) throw placeLost(place, 'its node is gone', err);
+          if (err instanceof SessionExpiredError) throw placeLost(place, 'its session ended', err);
+          // Applied already (an earlier reply was lost): the path is this attempt's alone.
+          if (err instanceof NodeExistsError && err.opIndex === 1) return this.adoptInPlace(name, place, giveUp);
+          if (!(err instanceof ConnectionLossError)) throw err;
+        }
+        // Wait for the same session, even if giving up (a node created in it must be found and
+        // deleted); its end is an answer too: the node, if any, went with it.
+        await this.session.waitConnected({ signal: sessionSignal }).catch((err: unknown) => {
+          throw err instanceof ClosedError ? err : placeLost(place, 'its session ended', err);
+        });
+        if (this.session.sessionId !== place.sessionId) continue; // renewed: refused at the top
+        if (await this.session.exists(path)) return this.adoptInPlace(name, place, giveUp);
+        giveUp?.throwIfAborted();
+      }
+    } catch (err) {
+      if (sent) await this.remove([path]);
+      throw err;
+    }
+  }
+
+  /** Our node exists (its name is this attempt's, created only in `place`'s session): take it. */
+  private adoptInPlace(name: string, place: InPlaceOf, giveUp: AbortSignal | undefined): Entered {
+    giveUp?.throwIfAborted();
+    const listing = this.session.getChildren(this.dir);
+    listing.catch(noop);
+    return this.inPlace(name, place, listing);
+  }
+
+  private inPlace(name: string, place: InPlaceOf, listing: Entered['listing']): Entered {
+    return { names: [name], czxid: place.fencingToken, owner: place.sessionId, listing };
   }
 
   private async statOf(path: string): Promise<Stat> {
@@ -396,6 +478,10 @@ export class LockDriver {
       throw err;
     }
   }
+}
+
+function placeLost(place: InPlaceOf, why: string, cause?: unknown): LockLostError {
+  return new LockLostError(`cannot take the place of ${place.path}: ${why}, so the lock it stood for is lost; nothing was acquired (nor left behind): acquire the lock again`, { path: place.path, cause });
 }
 
 function without(queue: readonly QueueNode[], names: readonly string[]): QueueNode[] {

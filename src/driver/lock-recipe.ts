@@ -12,7 +12,7 @@ import type { ConnectionState, Stat } from '../client/types.js';
 import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError } from '../errors.js';
 import { LockHandle } from './handle.js';
-import { LockDriver, type LockSpec } from './lock-driver.js';
+import { LockDriver, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
 import { ParentReaper } from './reaper.js';
 
@@ -49,8 +49,16 @@ export interface Participant {
   id: string;
   /** Full path of the node. */
   path: string;
-  /** The node's czxid (the holder's fencing token). */
+  /** The node's own czxid. */
   czxid: bigint;
+  /**
+   * The fencing token its holder gets: the node's czxid, except for a read-write lock's
+   * downgrade read node, which carries the token of the write node whose place it took. That
+   * is known here only while the write node is still queued; once it is released ZooKeeper
+   * keeps no trace of it, and this is the read node's own (newer) czxid. The holder's
+   * `handle.fencingToken` is always right.
+   */
+  fencingToken: bigint;
   /** Whether this node currently holds (a lease of) the lock. */
   isHolder: boolean;
 }
@@ -123,8 +131,16 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   /** Whether the node at `index` of the sorted queue holds (for participants()). */
   protected abstract holds(queue: readonly QueueNode[], index: number): boolean;
 
-  /** Acquires `count` adjacent nodes; the shared body of every recipe's `acquire`. */
-  protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, atSequence?: number): Promise<LockHandle | null> {
+  /** Index of the node whose czxid is the fencing token of the node at `index` (participants()). */
+  protected tokenNodeAt(_queue: readonly QueueNode[], index: number): number {
+    return index;
+  }
+
+  /**
+   * Acquires `count` adjacent nodes; the shared body of every recipe's `acquire`. With
+   * `inPlaceOf`, one node in that held node's place, or {@link LockLostError} once it is gone.
+   */
+  protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
     const opts = options ?? {};
     if (typeof opts !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(opts)}`);
     const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
@@ -140,7 +156,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       data: this.data,
       watchOwnNode: this.watchOwnNode,
       onListing: (stat) => this.checkDirectory(stat),
-      atSequence,
+      inPlaceOf,
     });
     this.pending.add(attempt);
     try {
@@ -197,9 +213,9 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     this.assertOpen();
     const queue = await this.driver.queue();
     const nodes = await Promise.all(
-      queue.map((n, i) =>
+      queue.map((n) =>
         this.session.getData(`${this.path}/${n.name}`).then(
-          (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, czxid: d.stat.czxid, isHolder: this.holds(queue, i) }),
+          (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, czxid: d.stat.czxid }),
           (err: unknown) => {
             if (err instanceof NoNodeError) return undefined;
             throw err;
@@ -207,7 +223,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
         ),
       ),
     );
-    return nodes.filter((n): n is Participant => n !== undefined);
+    return nodes.flatMap((n, i) => (n ? [{ ...n, fencingToken: nodes[this.tokenNodeAt(queue, i)]?.czxid ?? n.czxid, isHolder: this.holds(queue, i) }] : []));
   }
 
   /** Handles of this instance that are currently held. */

@@ -6,9 +6,9 @@
 import type { ZkSession } from '../client/session.js';
 import type { LockHandle } from '../driver/handle.js';
 import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
-import { parseNode, type QueueNode } from '../driver/names.js';
+import type { QueueNode } from '../driver/names.js';
 import { readPredicate, writePredicate } from '../driver/predicates.js';
-import { IllegalStateError } from '../errors.js';
+import { IllegalStateError, LockLostError } from '../errors.js';
 
 /** Options of a {@link ReadWriteLock}. */
 export type ReadWriteLockOptions = LockOptions;
@@ -29,6 +29,18 @@ function holdsAt(queue: readonly QueueNode[], index: number): boolean {
 }
 
 /**
+ * The node whose czxid is the token of the node at `index`: for a downgrade read node, the write
+ * node with its sequence (only a downgrade gives a read node a write node's number: sequential
+ * names share one counter), while it is queued.
+ */
+function tokenNodeAt(queue: readonly QueueNode[], index: number): number {
+  const n = queue[index];
+  if (n?.kind !== READ) return index;
+  const write = queue.findIndex((w) => w.kind === WRITE && w.seq === n.seq);
+  return write < 0 ? index : write;
+}
+
+/**
  * A distributed read-write lock: many readers, or one writer. Curator's
  * `InterProcessReadWriteLock` layout: `_c_<uuid>-__READ__<seq>` and `_c_<uuid>-__WRIT__<seq>`
  * ephemeral sequential nodes under one path, so Java and Node participants interoperate.
@@ -39,7 +51,12 @@ function holdsAt(queue: readonly QueueNode[], index: number): boolean {
  * - **Downgrade**: while this instance holds the write lock, `readLock().acquire()` takes the
  *   read lock at once, in the write node's place (a read node carrying the write node's
  *   sequence), so a writer queued behind cannot slip in when the write lock is then released
- *   (Curator before 5.5 let it: CURATOR-621).
+ *   (Curator before 5.5 let it: CURATOR-621). The read node is created in one transaction with
+ *   a check that the write node still exists, and only in the session that holds it: if the
+ *   write lock is lost first (its session expired, its node was deleted), the downgrade rejects
+ *   with `LockLostError` and leaves nothing behind (the write handle's signal aborts too); it
+ *   is never retried in another session nor turned into a plain read lock. The read handle carries the
+ *   write handle's `fencingToken`, so tokens never decrease in grant order.
  * - **Upgrade** (asking for the write lock while this instance holds only read locks) would wait
  *   for itself forever: it is rejected at once with `IllegalStateError`.
  * - An instance is one participant: use separate instances for independent flows.
@@ -51,8 +68,9 @@ export class ReadWriteLock {
 
   /** Creates a read-write lock on `path` (its directory; created on demand). */
   constructor(session: ZkSession, path: string, options: ReadWriteLockOptions = {}) {
-    this.writer = new WriteLock(session, path, options, () => this.reader.heldHandles.length > 0);
-    this.reader = new ReadLock(session, path, options, () => this.writer.heldHandles[0]);
+    // Lost handles stay listed until released, but hold nothing: only held ones count.
+    this.writer = new WriteLock(session, path, options, () => this.reader.heldHandles.some((h) => h.isHeld));
+    this.reader = new ReadLock(session, path, options, () => this.writer.heldHandles.find((h) => h.isHeld));
   }
 
   /** The shared (read) side. */
@@ -89,16 +107,21 @@ export class ReadLock extends LockRecipe {
   }
 
   /**
-   * Waits for the read lock. If this lock's write side is held, it is a downgrade and is granted
-   * at once. Rejects with `LockTimeoutError` after `timeoutMs`, or the abort reason.
+   * Waits for the read lock. Rejects with `LockTimeoutError` after `timeoutMs`, or the abort
+   * reason. If this lock's write side is held, it is a downgrade: granted at once in the write
+   * node's place, or rejected with `LockLostError` if the write lock is lost before the server
+   * creates the read node (never granted as a plain read lock instead).
    */
   async acquire(options?: AcquireOptions): Promise<LockHandle> {
-    return (await this.acquireNodes(1, options, false, this.downgradeSequence())) as LockHandle;
+    return (await this.acquireOrDowngrade(options, false)) as LockHandle;
   }
 
-  /** Takes the read lock if no writer holds or waits ahead; otherwise `null`. */
+  /**
+   * Takes the read lock if no writer holds or waits ahead; otherwise `null`. A downgrade is
+   * granted, or rejects with `LockLostError`, as with `acquire()`.
+   */
   tryAcquire(): Promise<LockHandle | null> {
-    return this.acquireNodes(1, undefined, true, this.downgradeSequence());
+    return this.acquireOrDowngrade(undefined, true);
   }
 
   /** Runs `fn` while holding the read lock, then releases it. */
@@ -106,14 +129,25 @@ export class ReadLock extends LockRecipe {
     return this.runWith(await this.acquire(options), fn);
   }
 
-  private downgradeSequence(): number | undefined {
+  /** Decided once per call: a downgrade fails with the write lock, it never becomes a plain read. */
+  private async acquireOrDowngrade(options: AcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | null> {
     const write = this.heldWrite();
-    if (!write?.isHeld) return undefined;
-    return parseNode(write.path.slice(write.path.lastIndexOf('/') + 1), KINDS)?.seq;
+    if (!write?.isHeld) return this.acquireNodes(1, options, tryOnce);
+    try {
+      return await this.acquireNodes(1, options, tryOnce, write);
+    } catch (err) {
+      // The write node is gone: its handle may not know yet (it does not always watch it).
+      if (err instanceof LockLostError) write.noteLost('a downgrade found it gone', err);
+      throw err;
+    }
   }
 
   protected holds(queue: readonly QueueNode[], index: number): boolean {
     return holdsAt(queue, index);
+  }
+
+  protected override tokenNodeAt(queue: readonly QueueNode[], index: number): number {
+    return tokenNodeAt(queue, index);
   }
 }
 
@@ -149,7 +183,7 @@ export class WriteLock extends LockRecipe {
   }
 
   private refuseUpgrade(): void {
-    if (this.holdsRead() && this.heldHandles.length === 0) {
+    if (this.holdsRead() && !this.heldHandles.some((h) => h.isHeld)) {
       throw new IllegalStateError(
         `write lock ${this.path}: this ReadWriteLock holds the read lock; upgrading would wait for itself forever. Release the read lock first (or use another ReadWriteLock instance for an independent flow)`,
         { path: this.path },
@@ -159,5 +193,9 @@ export class WriteLock extends LockRecipe {
 
   protected holds(queue: readonly QueueNode[], index: number): boolean {
     return holdsAt(queue, index);
+  }
+
+  protected override tokenNodeAt(queue: readonly QueueNode[], index: number): number {
+    return tokenNodeAt(queue, index);
   }
 }

@@ -200,7 +200,13 @@ describe('fairness and lock conversion', () => {
     const bNode = (await b.writeLock().participants())[1]!;
     assert.equal(bNode.id, 'B');
     // B waits behind A's write node: A's own read lock must not wait behind B.
+    const before = s1!.counters;
     const ra = await withTimeout(a.readLock().acquire({ timeoutMs: 5000 }), 5000, 'downgrade granted at once');
+    const after = s1!.counters;
+    // Two requests, as a plain create2 and listing: the check rides in the create's transaction,
+    // and the token is the write node's, so no read for the read node's Stat.
+    const cost = (k: keyof typeof before): number => after[k] - before[k];
+    assert.deepEqual([cost('multi'), cost('getChildren'), cost('create'), cost('exists'), cost('getData')], [1, 1, 0, 0, 0], 'one transaction and one listing');
     assert.ok(ra.isHeld);
     assert.match(nameOf(ra), READ_NAME);
     assert.equal(seqOf(ra), seqOf(wa), "the read node carries the write node's sequence");
@@ -222,6 +228,49 @@ describe('fairness and lock conversion', () => {
     assert.equal(bh.path, bNode.path);
     await bh.release();
     await Promise.all([a.close(), b.close()]);
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
+  test("fencing tokens increase in grant order across a downgrade: the read lock carries its write node's token", async () => {
+    const path = uniquePath('downgrade-tokens');
+    const [s1, s2, s3, s4] = await sessionsN(4);
+    const a = new ReadWriteLock(s1!, path, { participantId: 'A' });
+    const b = new ReadWriteLock(s2!, path, { participantId: 'B' });
+    const c = new ReadWriteLock(s3!, path, { participantId: 'C' });
+    const d = new ReadWriteLock(s4!, path, { participantId: 'D' });
+    const grants: [string, bigint][] = [];
+    for (const [who, rw] of [['A', a], ['B', b], ['C', c], ['D', d]] as const) {
+      rw.readLock().on('acquired', (h) => grants.push([`${who} read`, h.fencingToken]));
+      rw.writeLock().on('acquired', (h) => grants.push([`${who} write`, h.fencingToken]));
+    }
+    const wa = await a.writeLock().acquire();
+    // Queued behind A, in this order: writer B, writer C, reader D.
+    const bDone = b.writeLock().acquire({ timeoutMs: 30000 });
+    await queued(path, 2);
+    const cDone = c.writeLock().acquire({ timeoutMs: 30000 });
+    await queued(path, 3);
+    const dDone = d.readLock().acquire({ timeoutMs: 30000 });
+    await queued(path, 4);
+    const ra = await withTimeout(a.readLock().acquire({ timeoutMs: 5000 }), 5000, 'downgrade granted at once');
+    // participants() (here another participant's view) derives the read node's token from the
+    // write node with its sequence, while that is queued; afterwards only the handle knows it.
+    const parts = await d.readLock().participants();
+    assert.deepEqual(parts.map((p) => [p.path, p.fencingToken]), [[ra.path, wa.fencingToken], ...parts.slice(1).map((p) => [p.path, p.czxid])]);
+    assert.ok(parts[0]!.czxid > parts[2]!.czxid, "the read node's own czxid is newer than B's");
+    await wa.release();
+    const afterRelease = await d.readLock().participants();
+    assert.deepEqual(afterRelease.map((p) => [p.id, p.fencingToken]), afterRelease.map((p) => [p.id, p.czxid]), 'write node gone: own czxids');
+    await ra.release();
+    await (await withTimeout(bDone, 10000, 'B granted')).release();
+    await (await withTimeout(cDone, 10000, 'C granted')).release();
+    await (await withTimeout(dDone, 10000, 'D granted')).release();
+    assert.deepEqual(grants.map(([who]) => who), ['A write', 'A read', 'B write', 'C write', 'D read']);
+    for (let i = 1; i < grants.length; i++) {
+      const [prev, next] = [grants[i - 1]!, grants[i]!];
+      assert.ok(next[1] >= prev[1], `token of ${next[0]} (${next[1]}) is not below that of ${prev[0]} (${prev[1]}), granted before it`);
+    }
+    assert.equal(ra.fencingToken, wa.fencingToken, "the downgraded read lock takes the write node's place, and its token");
+    await Promise.all([a, b, c, d].map((l) => l.close()));
     assert.deepEqual(await lockNodes(path), []);
   });
 
