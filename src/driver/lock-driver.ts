@@ -217,18 +217,36 @@ export class LockDriver {
     return stat;
   }
 
+  /**
+   * After a lost create reply: the node(s) that create made, if it was applied. Decided from an
+   * up-to-date view (sync first: a member we reconnected to may not have applied our create yet)
+   * and by owner: only nodes of the current session are ours to adopt. Nodes with our prefix
+   * from an earlier session of this acquisition are deleted (they would go with that session,
+   * but meanwhile they hold a place in the queue); so is an incomplete set of ours.
+   */
   private async findOurs(prefix: string, count: number): Promise<Entered | undefined> {
+    await this.session.sync(this.dir);
     const listing = await this.session.getChildren(this.dir).catch((err: unknown) => {
-      if (err instanceof NoNodeError) return { children: [] as string[], stat: undefined };
+      if (err instanceof NoNodeError) return { children: [] as string[] };
       throw err;
     });
-    const names = listing.children.filter((c) => c.startsWith(prefix)).sort();
+    const names = listing.children.filter((c) => c.startsWith(prefix));
     if (names.length === 0) return undefined;
-    const first = names[0] as string;
-    const stat = await this.session.exists(joinPath(this.dir, first));
-    // A node of an earlier, expired session is not ours: it vanishes with that session.
-    if (!stat || stat.ephemeralOwner !== this.session.sessionId || names.length !== count) return undefined;
-    return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, listing: this.session.getChildren(this.dir) };
+    const stats = await Promise.all(names.map((n) => this.session.exists(joinPath(this.dir, n))));
+    const sessionId = this.session.sessionId;
+    const ours = names.filter((_, i) => stats[i]?.ephemeralOwner === sessionId);
+    const stale = names.filter((n, i) => stats[i] && !ours.includes(n));
+    await this.remove(stale.map((n) => joinPath(this.dir, n)));
+    if (ours.length === 0) return undefined;
+    if (ours.length !== count) {
+      await this.remove(ours.map((n) => joinPath(this.dir, n)));
+      return undefined;
+    }
+    const stat = stats[names.indexOf(ours[0] as string)] as Stat;
+    // Sent after the deletes: the listing does not show the stale nodes.
+    const fresh = this.session.getChildren(this.dir);
+    fresh.catch(noop);
+    return { names: sortChildren(ours, this.spec.kinds).map((n) => n.name), czxid: stat.czxid, owner: sessionId, listing: fresh };
   }
 
   /**
