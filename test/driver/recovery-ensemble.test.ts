@@ -1,0 +1,83 @@
+// Protected-name recovery on a 3-member ensemble: a create's reply is lost on one member and the
+// client reconnects to another, which may not have applied that create yet. The lookup syncs
+// first, so it finds our node; it never creates a second one.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import type { ZkSession } from '../../src/client/index.js';
+import { Mutex } from '../../src/mutex/index.js';
+import { ChaosProxy, waitFor } from '../../src/testing/index.js';
+import { ClusterFixture, uniquePath } from '../helpers.js';
+
+const fx = new ClusterFixture();
+const proxies: ChaosProxy[] = [];
+after(() => Promise.all(proxies.map((p) => p.close())));
+
+async function proxyTo(port: number): Promise<ChaosProxy> {
+  const p = await ChaosProxy.start({ targetPort: port });
+  proxies.push(p);
+  return p;
+}
+
+/** Children of `dir` with their owners, sorted by name. */
+async function owned(dir: string): Promise<{ name: string; owner: bigint }[]> {
+  await fx.observer.sync(dir);
+  const children = (await fx.observer.getChildren(dir)).children.sort();
+  const stats = await Promise.all(children.map((c) => fx.observer.exists(`${dir}/${c}`)));
+  return children.flatMap((name, i) => {
+    const st = stats[i];
+    return st ? [{ name, owner: st.ephemeralOwner }] : [];
+  });
+}
+
+/** Waits until no member holds a watch of `session` under `under` (wchc). */
+async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
+  const hex = `0x${session.sessionId.toString(16)}`;
+  await waitFor(
+    async () => {
+      const maps = await Promise.all(fx.cluster.members.filter((m) => m.running).map((m) => m.watchesBySession()));
+      return !maps.some((m) => (m.get(hex) ?? []).some((p) => p.startsWith(under)));
+    },
+    { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
+  );
+}
+
+test('a lost create reply, then a reconnect to another member: our node is adopted, never a second one', async () => {
+  const dir = uniquePath('other-member');
+  await fx.observer.mkdirp(dir);
+  // Two followers: the one the create goes through, and the one we then list from.
+  const leader = await fx.cluster.waitForQuorum();
+  const [first, second] = fx.cluster.members.filter((m) => m.id !== leader);
+  assert.ok(first && second);
+  const viaFirst = await proxyTo(first.port);
+  const viaSecond = await proxyTo(second.port);
+  viaSecond.reject(true); // connect through the first member
+  const victim = await fx.pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { sessionTimeoutMs: 4000 });
+  const sessionId = victim.sessionId;
+  const mutex = new Mutex(victim, dir, { reapParentAfterMs: Infinity });
+
+  // The create is applied through the first member, its reply lost; from then on only the second
+  // member is reachable, so the lookup lists from there.
+  const lost = viaFirst.loseReply({ op: 'create', path: dir }).then(() => {
+    viaFirst.reject(true);
+    viaSecond.reject(false);
+  });
+  const syncs = victim.counters.sync;
+  const handle = await mutex.acquire({ timeoutMs: 15_000 });
+  await lost;
+
+  assert.equal(victim.sessionId, sessionId, 'same session, reconnected');
+  assert.equal(viaFirst.connections, 0);
+  assert.equal(viaSecond.connections, 1, 'reconnected to the second member');
+  assert.deepEqual(await owned(dir), [{ name: handle.path.slice(dir.length + 1), owner: sessionId }], 'exactly one node: the adopted one');
+  // Whether the second member had applied our create when we listed is a race this test cannot
+  // force (both followers apply a commit within milliseconds of each other); what makes the
+  // answer right every time is the sync before the listing.
+  assert.ok(victim.counters.sync > syncs, 'the lookup synced before listing');
+
+  await handle.release();
+  assert.deepEqual(await owned(dir), [], 'nothing left');
+  assert.equal(victim.activeWatchCount, 0);
+  await waitNoWatches(victim, dir);
+  await mutex.close();
+  await fx.observer.deleteRecursive(dir);
+});
