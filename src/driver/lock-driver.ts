@@ -312,25 +312,39 @@ export class LockDriver {
     }
   }
 
-  /** Sets a getData watch on each name not yet watched (pipelined). Returns the names already gone. */
+  /**
+   * Sets a getData watch on each name not yet watched (pipelined). Returns the names already
+   * gone. Every read is settled before this returns or throws: a read answered after the caller
+   * gave up would leave a listener and a server watch nobody drops. On failure the watches this
+   * call set are dropped, and the first error is thrown.
+   */
   private async watchAll(names: readonly string[], watches: Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>): Promise<string[]> {
-    const gone: string[] = [];
-    await Promise.all(
-      names
-        .filter((name) => !watches.has(name))
-        .map(async (name) => {
-          const abort = new AbortController();
-          try {
-            const w = await this.session.getDataWatch(joinPath(this.dir, name), { signal: abort.signal });
-            w.changed.catch(noop);
-            watches.set(name, { abort, changed: w.changed });
-          } catch (err) {
-            // Gone already: no watch was left on the server (getData, not exists).
-            if (err instanceof NoNodeError) gone.push(name);
-            else throw err;
-          }
-        }),
+    const todo = names.filter((name) => !watches.has(name));
+    const results = await Promise.allSettled(
+      todo.map(async (name) => {
+        const abort = new AbortController();
+        const w = await this.session.getDataWatch(joinPath(this.dir, name), { signal: abort.signal });
+        w.changed.catch(noop);
+        return { abort, changed: w.changed };
+      }),
     );
+    const gone: string[] = [];
+    let failure: { error: unknown } | undefined;
+    for (const [i, r] of results.entries()) {
+      const name = todo[i] as string;
+      if (r.status === 'fulfilled') watches.set(name, r.value);
+      // Gone already: no watch was left on the server (getData, not exists).
+      else if (r.reason instanceof NoNodeError) gone.push(name);
+      else failure ??= { error: r.reason };
+    }
+    if (failure) {
+      for (const [i, r] of results.entries()) {
+        if (r.status !== 'fulfilled') continue;
+        r.value.abort.abort();
+        watches.delete(todo[i] as string);
+      }
+      throw failure.error;
+    }
     return gone;
   }
 
