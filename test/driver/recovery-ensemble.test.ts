@@ -1,10 +1,12 @@
-// Protected-name recovery on a 3-member ensemble: a create's reply is lost on one member and the
-// client reconnects to another, which may not have applied that create yet. The lookup syncs
-// first, so it finds our node; it never creates a second one.
+// Recovery after a lost create reply on a 3-member ensemble: the reply is lost on one member and
+// the client reconnects to another, which may not have applied that create yet. The lookups (the
+// lock driver's protected names, the queue producer's item ids) sync first, so they find what
+// was created; nothing is created twice.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { ZkSession } from '../../src/client/index.js';
 import { Mutex } from '../../src/mutex/index.js';
+import { DistributedQueue } from '../../src/queue/index.js';
 import { ChaosProxy, waitFor } from '../../src/testing/index.js';
 import { ClusterFixture, uniquePath } from '../helpers.js';
 
@@ -41,26 +43,35 @@ async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
   );
 }
 
-test('a lost create reply, then a reconnect to another member: our node is adopted, never a second one', async () => {
-  const dir = uniquePath('other-member');
-  await fx.observer.mkdirp(dir);
-  // Two followers: the one the create goes through, and the one we then list from.
+/**
+ * A session connected through one follower, whose only other route is a second follower:
+ * `failOver()` cuts the first route and opens the second, so the next reconnect goes there.
+ */
+async function behindTwoFollowers(): Promise<{ victim: ZkSession; viaFirst: ChaosProxy; viaSecond: ChaosProxy; failOver: () => void }> {
   const leader = await fx.cluster.waitForQuorum();
   const [first, second] = fx.cluster.members.filter((m) => m.id !== leader);
   assert.ok(first && second);
   const viaFirst = await proxyTo(first.port);
   const viaSecond = await proxyTo(second.port);
-  viaSecond.reject(true); // connect through the first member
+  viaSecond.reject(true);
   const victim = await fx.pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { sessionTimeoutMs: 4000 });
+  const failOver = (): void => {
+    viaFirst.reject(true);
+    viaSecond.reject(false);
+  };
+  return { victim, viaFirst, viaSecond, failOver };
+}
+
+test('a lost create reply, then a reconnect to another member: our node is adopted, never a second one', async () => {
+  const dir = uniquePath('other-member');
+  await fx.observer.mkdirp(dir);
+  const { victim, viaFirst, viaSecond, failOver } = await behindTwoFollowers();
   const sessionId = victim.sessionId;
   const mutex = new Mutex(victim, dir, { reapParentAfterMs: Infinity });
 
-  // The create is applied through the first member, its reply lost; from then on only the second
-  // member is reachable, so the lookup lists from there.
-  const lost = viaFirst.loseReply({ op: 'create', path: dir }).then(() => {
-    viaFirst.reject(true);
-    viaSecond.reject(false);
-  });
+  // The create is applied through the first member, its reply lost; the lookup lists from the
+  // second member.
+  const lost = viaFirst.loseReply({ op: 'create', path: dir }).then(failOver);
   const syncs = victim.counters.sync;
   const handle = await mutex.acquire({ timeoutMs: 15_000 });
   await lost;
@@ -80,4 +91,25 @@ test('a lost create reply, then a reconnect to another member: our node is adopt
   await waitNoWatches(victim, dir);
   await mutex.close();
   await fx.observer.deleteRecursive(dir);
+});
+
+test('a put whose reply is lost, then a reconnect to another member: exactly one item', async () => {
+  const path = uniquePath('put-other-member');
+  const bucket = `${path}/items/p-500/b-0000000000`;
+  const { victim, viaSecond, viaFirst, failOver } = await behindTwoFollowers();
+  const queue = new DistributedQueue(victim, path);
+
+  const lost = viaFirst.loseReply({ op: 'create', path: `${bucket}/i-` }).then(failOver);
+  const syncs = victim.counters.sync;
+  const item = await queue.put('once');
+  await lost;
+
+  assert.equal(viaSecond.connections, 1, 'reconnected to the second member');
+  await fx.observer.sync(bucket);
+  assert.deepEqual((await fx.observer.getChildren(bucket)).children, [item.slice(bucket.length + 1)], 'exactly one item');
+  assert.ok(victim.counters.sync > syncs, 'the lookup synced before listing');
+
+  await queue.close();
+  assert.equal(victim.activeWatchCount, 0);
+  await fx.observer.deleteRecursive(path);
 });
