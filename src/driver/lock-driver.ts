@@ -328,23 +328,17 @@ export class LockDriver {
         return { abort, changed: w.changed };
       }),
     );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof NoNodeError));
     const gone: string[] = [];
-    let failure: { error: unknown } | undefined;
     for (const [i, r] of results.entries()) {
       const name = todo[i] as string;
-      if (r.status === 'fulfilled') watches.set(name, r.value);
-      // Gone already: no watch was left on the server (getData, not exists).
-      else if (r.reason instanceof NoNodeError) gone.push(name);
-      else failure ??= { error: r.reason };
+      if (r.status === 'rejected') {
+        // Gone already: no watch was left on the server (getData, not exists).
+        if (r.reason instanceof NoNodeError) gone.push(name);
+      } else if (failed) r.value.abort.abort();
+      else watches.set(name, r.value);
     }
-    if (failure) {
-      for (const [i, r] of results.entries()) {
-        if (r.status !== 'fulfilled') continue;
-        r.value.abort.abort();
-        watches.delete(todo[i] as string);
-      }
-      throw failure.error;
-    }
+    if (failed) throw failed.reason;
     return gone;
   }
 
