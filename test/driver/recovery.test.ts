@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ZkSession } from '../../src/client/index.js';
 import { Mutex } from '../../src/mutex/index.js';
+import { Semaphore } from '../../src/semaphore/index.js';
 import { NoNodeError } from '../../src/errors.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
@@ -69,5 +70,25 @@ describe('a lost create reply while a node of ours from an earlier session is st
     await fx.waitNoWatches(victim, dir);
     await mutex.close();
     await fx.observer.deleteRecursive(dir);
+  });
+});
+
+describe('a lost reply to a multi-lease create (one transaction)', () => {
+  test('adopts all its nodes, in queue order: no second set, nothing left', async () => {
+    const dir = uniquePath('multi-lease');
+    const proxy = await fx.proxy();
+    const session = await fx.pool.connect(proxy.connectString);
+    const sem = new Semaphore(session, dir, { maxLeases: 3, reapParentAfterMs: Infinity });
+    await sem.tryAcquire().then((h) => h?.release()); // creates the directory
+    const lost = proxy.loseReply({ op: 'multi', path: dir });
+    const handle = await sem.acquire(2, { timeoutMs: 10_000 });
+    await lost;
+    const nodes = await owned(dir);
+    assert.deepEqual(nodes.map((n) => `${dir}/${n.name}`), [...handle.paths]);
+    assert.ok(nodes.every((n) => n.owner === session.sessionId));
+    await handle.release();
+    assert.deepEqual(await owned(dir), [], 'nothing left');
+    await sem.close();
+    await fx.waitNoWatches(session, dir);
   });
 });
