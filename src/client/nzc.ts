@@ -184,6 +184,7 @@ function assertInternals(): void {
     typeof jute.Request === 'function' &&
     typeof jute.protocol.CreateRequest === 'function' &&
     jute.OP_CODES.GET_DATA === 4 &&
+    jute.OP_CODES.CREATE === 1 &&
     jute.OP_CODES.DELETE === 2;
   if (!ok) {
     throw new Error(
@@ -397,6 +398,31 @@ export function create2(
     if (chroot && created.startsWith(chroot)) created = created.slice(chroot.length) || '/';
     cb(null, created, reply.stat);
   });
+}
+
+// SyncRequest is the path alone.
+class SyncPayload {
+  constructor(private path: string) {}
+  setChrootPath(chroot: string | undefined): void {
+    if (chroot) this.path = this.path === '/' ? chroot : chroot + this.path;
+  }
+  byteLength(): number {
+    return 4 + Buffer.byteLength(this.path);
+  }
+  serialize(buffer: Buffer, offset: number): number {
+    buffer.writeInt32BE(Buffer.byteLength(this.path), offset);
+    buffer.write(this.path, offset + 4);
+    return this.byteLength();
+  }
+}
+
+/**
+ * sync (opcode 9): the server answers once it has caught up with the leader, so reads sent after
+ * the reply see every write committed before the sync was sent. The client has no sync; its
+ * reply (the path as a length-prefixed string) has the wire format of a create reply.
+ */
+export function sendSync(client: RawClient, path: string, cb: (err: RawError | null) => void): void {
+  sendAs(client, 9, jute.OP_CODES.CREATE ?? 1, new SyncPayload(path), (err) => cb(err));
 }
 
 /** The client's three watcher tables. */

@@ -16,7 +16,7 @@ import {
 import { deferred, delay, raceAbort } from '../util/abort.js';
 import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, Generation } from './generation.js';
-import { create2, MULTI_RESULT_TYPES, rawMulti, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
+import { create2, MULTI_RESULT_TYPES, rawMulti, sendSync, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { AuthInfo, ChildrenResult, CreatedNode, ConnectionState, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
@@ -108,6 +108,8 @@ export interface SessionCounters {
   multi: number;
   /** Server-side watch removals sent (after a watch was aborted). */
   removeWatches: number;
+  /** `sync` requests sent (each retry counts). */
+  sync: number;
   /** Watch notifications delivered to this session. */
   watchEvents: number;
   /** Heartbeats sent (a cheap read once nothing answered was sent for a third of the timeout). */
@@ -177,6 +179,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     getChildren: 0,
     multi: 0,
     removeWatches: 0,
+    sync: 0,
     watchEvents: 0,
     heartbeat: 0,
   };
@@ -514,6 +517,20 @@ export class ZkSession extends EventEmitter<SessionEvents> {
           throw err;
         }
       });
+    });
+  }
+
+  /**
+   * Brings the server this session is connected to up to date with the leader, as Curator's
+   * `sync()` and kazoo's `sync()` do: reads sent after it resolves see every write committed
+   * before it was sent. A member answers reads from its own copy, which may lag behind; sync
+   * before deciding from a read whether a write happened, e.g. after a lost reply and a
+   * reconnect to another member. `path` need not exist. Retried on connection loss, like reads.
+   */
+  sync(path: string): Promise<void> {
+    return this.guard(() => {
+      validatePath(path);
+      return this.retrying(() => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err))));
     });
   }
 

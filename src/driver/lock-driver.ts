@@ -299,18 +299,36 @@ export class LockDriver {
     return stat;
   }
 
+  /**
+   * After a lost create reply: the node(s) that create made, if it was applied. Decided from an
+   * up-to-date view (sync first: a member we reconnected to may not have applied our create yet)
+   * and by owner: only nodes of the current session are ours to adopt. Nodes with our prefix
+   * from an earlier session of this acquisition are deleted (they would go with that session,
+   * but meanwhile they hold a place in the queue); so is an incomplete set of ours.
+   */
   private async findOurs(prefix: string, count: number): Promise<Entered | undefined> {
+    await this.session.sync(this.dir);
     const listing = await this.session.getChildren(this.dir).catch((err: unknown) => {
-      if (err instanceof NoNodeError) return { children: [] as string[], stat: undefined };
+      if (err instanceof NoNodeError) return { children: [] as string[] };
       throw err;
     });
-    const names = listing.children.filter((c) => c.startsWith(prefix)).sort();
+    const names = listing.children.filter((c) => c.startsWith(prefix));
     if (names.length === 0) return undefined;
-    const first = names[0] as string;
-    const stat = await this.session.exists(joinPath(this.dir, first));
-    // A node of an earlier, expired session is not ours: it vanishes with that session.
-    if (!stat || stat.ephemeralOwner !== this.session.sessionId || names.length !== count) return undefined;
-    return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, listing: this.session.getChildren(this.dir) };
+    const stats = await Promise.all(names.map((n) => this.session.exists(joinPath(this.dir, n))));
+    const sessionId = this.session.sessionId;
+    const ours = names.filter((_, i) => stats[i]?.ephemeralOwner === sessionId);
+    const stale = names.filter((n, i) => stats[i] && !ours.includes(n));
+    await this.remove(stale.map((n) => joinPath(this.dir, n)));
+    if (ours.length === 0) return undefined;
+    if (ours.length !== count) {
+      await this.remove(ours.map((n) => joinPath(this.dir, n)));
+      return undefined;
+    }
+    const stat = stats[names.indexOf(ours[0] as string)] as Stat;
+    // Sent after the deletes: the listing does not show the stale nodes.
+    const fresh = this.session.getChildren(this.dir);
+    fresh.catch(noop);
+    return { names: sortChildren(ours, this.spec.kinds).map((n) => n.name), czxid: stat.czxid, owner: sessionId, listing: fresh };
   }
 
   /**
@@ -376,25 +394,33 @@ export class LockDriver {
     }
   }
 
-  /** Sets a getData watch on each name not yet watched (pipelined). Returns the names already gone. */
+  /**
+   * Sets a getData watch on each name not yet watched (pipelined). Returns the names already
+   * gone. Every read is settled before this returns or throws: a read answered after the caller
+   * gave up would leave a listener and a server watch nobody drops. On failure the watches this
+   * call set are dropped, and the first error is thrown.
+   */
   private async watchAll(names: readonly string[], watches: Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>): Promise<string[]> {
-    const gone: string[] = [];
-    await Promise.all(
-      names
-        .filter((name) => !watches.has(name))
-        .map(async (name) => {
-          const abort = new AbortController();
-          try {
-            const w = await this.session.getDataWatch(joinPath(this.dir, name), { signal: abort.signal });
-            w.changed.catch(noop);
-            watches.set(name, { abort, changed: w.changed });
-          } catch (err) {
-            // Gone already: no watch was left on the server (getData, not exists).
-            if (err instanceof NoNodeError) gone.push(name);
-            else throw err;
-          }
-        }),
+    const todo = names.filter((name) => !watches.has(name));
+    const results = await Promise.allSettled(
+      todo.map(async (name) => {
+        const abort = new AbortController();
+        const w = await this.session.getDataWatch(joinPath(this.dir, name), { signal: abort.signal });
+        w.changed.catch(noop);
+        return { abort, changed: w.changed };
+      }),
     );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof NoNodeError));
+    const gone: string[] = [];
+    for (const [i, r] of results.entries()) {
+      const name = todo[i] as string;
+      if (r.status === 'rejected') {
+        // Gone already: no watch was left on the server (getData, not exists).
+        if (r.reason instanceof NoNodeError) gone.push(name);
+      } else if (failed) r.value.abort.abort();
+      else watches.set(name, r.value);
+    }
+    if (failed) throw failed.reason;
     return gone;
   }
 

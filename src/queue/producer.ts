@@ -42,9 +42,12 @@ export class Producer {
           continue;
         }
         if (!(err instanceof ConnectionLossError)) throw err;
-        // The reply was lost: the items are there or not, all or none; look for our id.
+        // The reply was lost: the items are there or not, all or none; look for our id, in an
+        // up-to-date view (a member we reconnected to may not have applied our create yet).
         await this.session.waitConnected();
-        const { children } = await this.session.getChildren(`${this.items}/${pdir}/${bucketName(bucket)}`).catch(() => ({ children: [] as string[] }));
+        const dir = `${this.items}/${pdir}/${bucketName(bucket)}`;
+        await this.session.sync(dir);
+        const { children } = await this.session.getChildren(dir).catch(() => ({ children: [] as string[] }));
         const ours = children.filter((c) => c.startsWith(`i-${id}-`));
         if (ours.length === 0) continue;
         paths = ours.sort().map((c) => `${this.items}/${pdir}/${bucketName(bucket)}/${c}`);
