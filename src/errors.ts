@@ -198,11 +198,28 @@ export class NotEmptyError extends ZooKeeperError {}
 /** The session lacks permission under the node's ACL (ZooKeeper `NOAUTH`, -102). */
 export class NoAuthError extends ZooKeeperError {}
 
+/** Options of a {@link ConnectionLossError}. */
+export interface ConnectionLossErrorOptions extends ZooKeeperErrorOptions {
+  /** False when the request never left this process (see {@link ConnectionLossError.sent}). Default true. */
+  sent?: boolean;
+}
+
 /**
- * The connection dropped before the reply arrived (ZooKeeper `CONNECTIONLOSS`, -4). The
- * operation may or may not have been applied; the session may still be alive.
+ * The connection dropped before the reply arrived (ZooKeeper `CONNECTIONLOSS`, -4): the
+ * operation may or may not have been applied; the session may still be alive. Also raised, with
+ * `sent: false`, for a request that could not be sent because no connection came up within the
+ * session's connect timeout (as Curator does): that one was certainly not applied.
  */
-export class ConnectionLossError extends ZooKeeperError {}
+export class ConnectionLossError extends ZooKeeperError {
+  /** Whether the request was sent (and so may have been applied). */
+  readonly sent: boolean;
+
+  /** Creates the error; see {@link ConnectionLossErrorOptions}. */
+  constructor(code: ServerErrorCode, message: string, options: ConnectionLossErrorOptions) {
+    super(code, message, options);
+    this.sent = options.sent ?? true;
+  }
+}
 
 /**
  * The session is gone (ZooKeeper `SESSIONEXPIRED`, -112), or was declared lost locally after

@@ -58,6 +58,9 @@ const TABLE: ReadonlyMap<number, Entry> = new Map<number, Entry>([
   [-127, { code: 'THROTTLED_OP', ctor: ZooKeeperError, hint: 'the server throttled the operation; retry later' }],
 ]);
 
+/** Numeric ZooKeeper code for connection loss. */
+export const ZK_CONNECTION_LOSS = -4;
+
 /** Numeric ZooKeeper code for session expiry. */
 export const ZK_SESSION_EXPIRED = -112;
 

@@ -95,6 +95,8 @@ export class Generation {
    */
   lastHeard = performance.now();
   private readonly pending = new Set<Pending>();
+  /** Requests waiting for a connection, in call order (they are sent only when connected). */
+  private readonly waiting: { send(): void; timer: NodeJS.Timeout }[] = [];
   private readonly watches = new Map<string, WatchEntry>();
   private socket: Socket | undefined;
   private socketSince = performance.now();
@@ -125,6 +127,8 @@ export class Generation {
     this.raw.on('connected', () => {
       if (!this.live()) return;
       this.heard(this.handshakeSentAt);
+      // Before the state event: its listeners' new calls must go out behind the older ones.
+      this.flushUnsent();
       this.hooks.connected(this);
     });
     this.raw.on('disconnected', () => this.live() && this.hooks.disconnected(this));
@@ -208,6 +212,42 @@ export class Generation {
   /** Whether the underlying connection is up. */
   get connected(): boolean {
     return this.raw.connectionManager.state === CM_STATE.CONNECTED;
+  }
+
+  /**
+   * Runs `send` now if connected, or once connected, in call order. A request is never handed
+   * to node-zookeeper-client while disconnected (it would sit in its queue, and could be sent
+   * long after its caller gave up): `notSent` runs instead if no connection came up within
+   * `waitMs`. Returns a function that withdraws a request not sent yet.
+   */
+  whenConnected(send: () => void, waitMs: number, notSent: () => void): () => void {
+    if (this.connected && this.waiting.length === 0) {
+      send();
+      return () => undefined;
+    }
+    const entry = {
+      send,
+      timer: setTimeout(() => {
+        withdraw();
+        notSent();
+      }, waitMs),
+    };
+    const withdraw = (): void => {
+      clearTimeout(entry.timer);
+      const i = this.waiting.indexOf(entry);
+      if (i >= 0) this.waiting.splice(i, 1);
+    };
+    this.waiting.push(entry);
+    return withdraw;
+  }
+
+  private flushUnsent(): void {
+    while (this.connected && !this.dead) {
+      const next = this.waiting.shift();
+      if (!next) return;
+      clearTimeout(next.timer);
+      next.send();
+    }
   }
 
   /** Tracks a call so that it is rejected if this generation ends before it settles. */
@@ -307,6 +347,7 @@ export class Generation {
     this.dead = true;
     clearInterval(this.watchdog);
     this.controller.abort(reason);
+    for (const u of this.waiting.splice(0)) clearTimeout(u.timer);
     for (const p of [...this.pending]) p.reject(reason);
     this.pending.clear();
     for (const entry of this.watches.values()) for (const l of entry.listeners) l.reject(reason);

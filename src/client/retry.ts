@@ -42,16 +42,22 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, random: () =>
 }
 
 /**
- * Runs `fn`, retrying on {@link ConnectionLossError} within the policy's bounds. `fn` gets the
- * attempt number (0 for the first). Other errors, and the last connection loss, are thrown.
+ * Runs `fn`, retrying within the policy's bounds while `retryable` says an error is worth
+ * another attempt (by default: {@link ConnectionLossError}). `fn` gets the attempt number (0 for
+ * the first). Other errors, and the last retryable one, are thrown.
  */
-export async function withRetry<T>(policy: RetryPolicy, fn: (attempt: number) => Promise<T>, sleep: (ms: number) => Promise<void>): Promise<T> {
+export async function withRetry<T>(
+  policy: RetryPolicy,
+  fn: (attempt: number) => Promise<T>,
+  sleep: (ms: number) => Promise<void>,
+  retryable: (err: unknown) => boolean = (err) => err instanceof ConnectionLossError,
+): Promise<T> {
   const start = performance.now();
   for (let attempt = 0; ; attempt++) {
     try {
       return await fn(attempt);
     } catch (err) {
-      if (!(err instanceof ConnectionLossError) || attempt >= policy.maxRetries) throw err;
+      if (!retryable(err) || attempt >= policy.maxRetries) throw err;
       const delay = backoffDelay(policy, attempt);
       if (performance.now() - start + delay > policy.deadlineMs) throw err;
       await sleep(delay);

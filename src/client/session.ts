@@ -6,6 +6,7 @@
 import { EventEmitter } from 'eventemitter3';
 import {
   ClosedError,
+  ConnectionLossError,
   InvalidArgumentError,
   NoNodeError,
   NodeExistsError,
@@ -14,7 +15,8 @@ import {
   ZooKeeperError,
 } from '../errors.js';
 import { deferred, delay, raceAbort } from '../util/abort.js';
-import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
+import { DEFAULT_MAX_PACKET_BYTES, multiSize, requestSize } from './encoding.js';
+import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, Generation } from './generation.js';
 import { create2, MULTI_RESULT_TYPES, rawMulti, sendSync, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
@@ -53,6 +55,13 @@ export interface SessionOptions {
   auth?: readonly AuthInfo[];
   /** Largest node data accepted, bytes. Default 1 000 000 (the server drops the connection near 1 MiB). */
   maxDataBytes?: number;
+  /**
+   * Largest request accepted, bytes, as the server counts it against its `jute.maxbuffer`
+   * (default 1 048 575): a bigger one is refused with {@link InvalidArgumentError} before it is
+   * sent, because the server would drop the connection. Raise it only together with the
+   * servers' `jute.maxbuffer`.
+   */
+  maxPacketBytes?: number;
   /** Start a new session automatically after `LOST`. Default true. */
   renewOnLoss?: boolean;
   /** @internal Join an existing session (the test kit uses it to force an expiry). */
@@ -116,6 +125,20 @@ export interface SessionCounters {
   heartbeat: number;
 }
 
+/** Options of one request. */
+export interface CallOptions {
+  /**
+   * Gives up on the call: a request not sent yet (waiting for a connection) is never sent and
+   * the call rejects with the signal's reason. Once sent, a read is abandoned (its reply is
+   * ignored), while a write or a watch-setting read still waits for its reply, which alone tells
+   * what happened on the server.
+   */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link ZkSession.create} and {@link ZkSession.createWithStat}. */
+export type CreateCallOptions = CreateOptions & CallOptions;
+
 /** Options of a blocking wait. */
 export interface WaitOptions {
   /** Give up after this many ms. */
@@ -126,9 +149,22 @@ export interface WaitOptions {
 
 /** Options of a read that sets a watch. */
 export interface WatchOptions {
-  /** Aborting removes the watch (locally and on the server) and rejects `changed`. */
+  /**
+   * Aborting removes the watch (locally and on the server) and rejects `changed`; aborted before
+   * the read was sent, the read itself rejects with the signal's reason.
+   */
   signal?: AbortSignal;
 }
+
+/** How a request behaves when its caller's signal aborts after it was sent. */
+interface CallSpec {
+  signal?: AbortSignal | undefined;
+  /** A read whose reply may be ignored. Writes and watch-setting reads wait for theirs. */
+  abandonable?: boolean;
+}
+
+/** Wire code of a throttled request (not applied: safe to send again). */
+const THROTTLED = 'THROTTLED_OP';
 
 /**
  * A ZooKeeper session: a typed, promise-based adapter over node-zookeeper-client. It owns the
@@ -165,6 +201,9 @@ export class ZkSession extends EventEmitter<SessionEvents> {
   private closing: Promise<void> | undefined;
   private readonly retryPolicy: RetryPolicy;
   private readonly maxDataBytes: number;
+  private readonly maxPacketBytes: number;
+  private readonly connectTimeoutMs: number;
+  private readonly chrootLength: number;
   private readonly requestedTimeoutMs: number;
   private readonly spinDelayMs: number;
   private readonly auth: readonly AuthInfo[];
@@ -197,12 +236,14 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     validateConnectString(connectString);
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
     this.requestedTimeoutMs = checkInt(options.sessionTimeoutMs, 'sessionTimeoutMs', 100, 24 * 3600_000, 10_000);
-    checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs');
+    this.connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs') ?? 15_000;
     this.spinDelayMs = checkInt(options.spinDelayMs, 'spinDelayMs', 0, 60_000, 200);
     this.maxDataBytes = checkInt(options.maxDataBytes, 'maxDataBytes', 0, 100 * 1024 * 1024, 1_000_000);
+    this.maxPacketBytes = checkInt(options.maxPacketBytes, 'maxPacketBytes', 1024, 100 * 1024 * 1024, DEFAULT_MAX_PACKET_BYTES);
+    this.chrootLength = chrootOf(connectString).length;
     this.retryPolicy = resolveRetryPolicy(options.retry);
     this.auth = validateAuth(options.auth);
-    this.renewOnLoss = options.renewOnLoss ?? true;
+    this.renewOnLoss = checkBoolean(options.renewOnLoss, 'renewOnLoss', true);
     this.gen = this.startGeneration(options.join);
   }
 
@@ -213,7 +254,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
   static async connect(connectString: string, options: SessionOptions & { signal?: AbortSignal } = {}): Promise<ZkSession> {
     const session = new ZkSession(connectString, options);
     try {
-      await session.waitConnected({ timeoutMs: options.connectTimeoutMs ?? 15_000, signal: options.signal });
+      await session.waitConnected({ timeoutMs: session.connectTimeoutMs, signal: options.signal });
       return session;
     } catch (err) {
       await session.close();
@@ -285,6 +326,8 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     const timeoutMs = checkTimeout(opts.timeoutMs);
     const signal = checkSignal(opts.signal);
     this.assertOpen();
+    // An aborted signal is a rejection, connected or not (as the platform's APIs do).
+    signal?.throwIfAborted();
     if (this.isConnected()) return;
     const done = deferred<void>();
     const onState = (): void => {
@@ -437,32 +480,88 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * Sends one request on the current generation. The returned promise always settles: with the
    * reply, or with {@link SessionExpiredError} / {@link ClosedError} if the session ends first.
    */
-  private call<T>(op: keyof SessionCounters, path: string | undefined, send: (gen: Generation, done: (err: RawError | ZooKeeperError | null, value?: T) => void) => void): Promise<T> {
+  private call<T>(
+    op: keyof SessionCounters,
+    path: string | undefined,
+    send: (gen: Generation, done: (err: RawError | ZooKeeperError | null, value?: T) => void) => void,
+    spec: CallSpec = {},
+  ): Promise<T> {
     if (this.closing) return Promise.reject(new ClosedError(`${op} on ${path ?? '?'}: session to ${this.connectString} is closed`, { path }));
+    const { signal, abandonable = false } = spec;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const gen = this.gen;
-    this.stats[op] += 1;
-    const sentAt = performance.now();
+    // After LOST without renewal: nothing can be sent on that session any more.
+    if (gen.dead) return Promise.reject(new SessionExpiredError('SESSION_EXPIRED', `${op} on ${path ?? '?'}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op }));
     return new Promise<T>((resolve, reject) => {
-      const untrack = gen.track({ reject });
-      try {
-        send(gen, (err, value) => {
-          untrack();
-          if (!(err instanceof ZooKeeperError) && answeredByServer(err)) gen.heard(sentAt);
-          if (!err) resolve(value as T);
-          // An expired client reports CONNECTION_LOSS for everything: say what really happened.
-          else if (gen.dead) reject(new SessionExpiredError('SESSION_EXPIRED', `${op} on ${path}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op }));
-          else if (err instanceof ZooKeeperError) reject(err);
-          else reject(errorFromCode(err.code, op, path, { cause: err }));
-        });
-      } catch (err) {
+      let settled = false;
+      let sent = false;
+      let withdraw: (() => void) | undefined;
+      const settle = (fn: () => void): void => {
+        if (settled) return;
+        settled = true;
         untrack();
-        reject(new InvalidArgumentError(`${op} on ${path}: rejected by the client: ${(err as Error).message}`, { path, cause: err }));
-      }
+        withdraw?.();
+        signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const untrack = gen.track({ reject: (reason) => settle(() => reject(reason)) });
+      const onAbort = (): void => {
+        if (!sent || abandonable) settle(() => reject(signal?.reason));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const dispatch = (): void => {
+        if (settled) return;
+        sent = true;
+        this.stats[op] += 1;
+        const sentAt = performance.now();
+        try {
+          send(gen, (err, value) => {
+            if (!(err instanceof ZooKeeperError) && answeredByServer(err)) gen.heard(sentAt);
+            settle(() => {
+              if (!err) resolve(value as T);
+              // An expired client reports CONNECTION_LOSS for everything: say what really happened.
+              else if (gen.dead) reject(new SessionExpiredError('SESSION_EXPIRED', `${op} on ${path}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op }));
+              else if (err instanceof ZooKeeperError) reject(err);
+              else reject(errorFromCode(err.code, op, path, { cause: err }));
+            });
+          });
+        } catch (err) {
+          settle(() => reject(new InvalidArgumentError(`${op} on ${path}: rejected by the client: ${(err as Error).message}`, { path, cause: err })));
+        }
+      };
+      const waitMs = this.connectTimeoutMs;
+      withdraw = gen.whenConnected(dispatch, waitMs, () =>
+        settle(() =>
+          reject(
+            new ConnectionLossError('CONNECTION_LOSS', `${op} on ${path ?? '?'} was not sent: no connection to ${this.connectString} within the connect timeout (${waitMs} ms)`, {
+              zkCode: ZK_CONNECTION_LOSS,
+              op,
+              path,
+              sent: false,
+            }),
+          ),
+        ),
+      );
     });
   }
 
-  private retrying<T>(fn: (attempt: number) => Promise<T>): Promise<T> {
-    return withRetry(this.retryPolicy, fn, (ms) => delay(ms, this.closeController.signal));
+  /**
+   * Retries `fn` under the retry policy: reads on connection loss and transient server codes
+   * (THROTTLED_OP, REQUEST_TIMEOUT); writes only when they were certainly not applied
+   * (throttled). The pause between attempts ends early on close or the caller's abort.
+   */
+  private retrying<T>(fn: (attempt: number) => Promise<T>, signal: AbortSignal | undefined, kind: 'read' | 'write'): Promise<T> {
+    const stop = signal ? AbortSignal.any([this.closeController.signal, signal]) : this.closeController.signal;
+    return withRetry(this.retryPolicy, fn, (ms) => delay(ms, stop), kind === 'read' ? isTransient : notApplied);
+  }
+
+  /** Refuses a request the server would answer by dropping the connection. */
+  private checkPacket(size: number, op: string, path: string): void {
+    if (size <= this.maxPacketBytes) return;
+    throw new InvalidArgumentError(
+      `${op} on ${path}: the request is ${size} bytes, over the server's packet limit of ${this.maxPacketBytes} bytes (its jute.maxbuffer; the maxPacketBytes option): the server would drop the connection. Send less at once (fewer transaction ops, smaller data), or raise jute.maxbuffer on every server and maxPacketBytes here`,
+      { path },
+    );
   }
 
   /**
@@ -470,32 +569,45 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * modes). Not retried on connection loss: whether it was applied is unknown, so the error is
    * thrown (recipes use protected names to recover).
    */
-  create(path: string, options: CreateOptions = {}): Promise<string> {
+  create(path: string, options: CreateCallOptions = {}): Promise<string> {
     return this.guard(() => {
-      const { data, acls, flags } = this.prepareCreate(path, options);
-      return this.call<string>('create', path, (g, done) => g.raw.create(path, data, acls, flags, done));
+      const { data, acls, flags, signal } = this.prepareCreate(path, options);
+      return this.retrying(() => this.call<string>('create', path, (g, done) => g.raw.create(path, data, acls, flags, done), { signal }), signal, 'write');
     });
   }
 
-  private prepareCreate(path: string, options: CreateOptions): { data: Buffer | undefined; acls: ReturnType<typeof toRawAcls>; flags: number } {
+  private prepareCreate(path: string, options: CreateCallOptions): { data: Buffer | undefined; acls: ReturnType<typeof toRawAcls>; flags: number; signal: AbortSignal | undefined } {
     validatePath(path);
+    checkOptions(options);
+    const signal = checkSignal(options.signal);
     const data = toBuffer(options.data, this.maxDataBytes, path);
     const mode = options.mode ?? 'PERSISTENT';
     if (!(mode in CREATE_MODE_FLAGS)) throw new InvalidArgumentError(`mode must be one of ${Object.keys(CREATE_MODE_FLAGS).join(', ')}, got ${describe(mode)}`);
-    return { data, acls: toRawAcls(checkAcl(options.acl)), flags: CREATE_MODE_FLAGS[mode] };
+    const acl = checkAcl(options.acl);
+    this.checkPacket(requestSize({ type: 'create', path, data, acl }, this.chrootLength), 'create', path);
+    return { data, acls: toRawAcls(acl), flags: CREATE_MODE_FLAGS[mode], signal };
   }
 
   /**
    * Like {@link create}, and also resolves to the new node's {@link Stat} (ZooKeeper's create2),
    * in the same round trip. Not retried on connection loss.
    */
-  createWithStat(path: string, options: CreateOptions = {}): Promise<CreatedNode> {
+  createWithStat(path: string, options: CreateCallOptions = {}): Promise<CreatedNode> {
     return this.guard(() => {
-      const { data, acls, flags } = this.prepareCreate(path, options);
-      return this.call<CreatedNode>('create', path, (g, done) =>
-        create2(g.raw, path, data, acls, flags, (err, created, stat) =>
-          done(err, err || !created || !stat ? undefined : { type: 'create', path: created, stat: toStat(stat) }),
-        ),
+      const { data, acls, flags, signal } = this.prepareCreate(path, options);
+      return this.retrying(
+        () =>
+          this.call<CreatedNode>(
+            'create',
+            path,
+            (g, done) =>
+              create2(g.raw, path, data, acls, flags, (err, created, stat) =>
+                done(err, err || !created || !stat ? undefined : { type: 'create', path: created, stat: toStat(stat) }),
+              ),
+            { signal },
+          ),
+        signal,
+        'write',
       );
     });
   }
@@ -504,19 +616,35 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * Deletes a node (only at `version` if given; -1 = any). Retried on connection loss; a NoNode
    * on a retry is taken as success, since the lost attempt may have deleted it.
    */
-  delete(path: string, options: { version?: number } = {}): Promise<void> {
+  delete(path: string, options: { version?: number } & CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
+      checkOptions(options);
       validateVersion(options.version, path);
+      const signal = checkSignal(options.signal);
       const version = options.version ?? -1;
-      return this.retrying(async (attempt) => {
-        try {
-          await this.call<void>('delete', path, (g, done) => g.raw.remove(path, version, done));
-        } catch (err) {
-          if (attempt > 0 && err instanceof NoNodeError) return;
-          throw err;
-        }
-      });
+      let sends = 0;
+      return this.retrying(
+        async () => {
+          try {
+            await this.call<void>(
+              'delete',
+              path,
+              (g, done) => {
+                sends += 1;
+                g.raw.remove(path, version, done);
+              },
+              { signal },
+            );
+          } catch (err) {
+            // An earlier attempt that was sent may have deleted it.
+            if (sends > 1 && err instanceof NoNodeError) return;
+            throw err;
+          }
+        },
+        signal,
+        'read',
+      );
     });
   }
 
@@ -527,44 +655,54 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * before deciding from a read whether a write happened, e.g. after a lost reply and a
    * reconnect to another member. `path` need not exist. Retried on connection loss, like reads.
    */
-  sync(path: string): Promise<void> {
+  sync(path: string, options: CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      return this.retrying(() => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err))));
+      const signal = callSignal(options);
+      return this.retrying(() => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err)), { signal, abandonable: true }), signal, 'read');
     });
   }
 
   /** The node's {@link Stat}, or `null` when it does not exist. Retried on connection loss. */
-  exists(path: string): Promise<Stat | null> {
+  exists(path: string, options: CallOptions = {}): Promise<Stat | null> {
     return this.guard(() => {
       validatePath(path);
-      return this.retrying(() => this.call<RawStat | null>('exists', path, (g, done) => g.raw.exists(path, undefined, done))).then((s) => (s ? toStat(s) : null));
+      const signal = callSignal(options);
+      return this.retrying(() => this.call<RawStat | null>('exists', path, (g, done) => g.raw.exists(path, undefined, done), { signal, abandonable: true }), signal, 'read').then((s) =>
+        s ? toStat(s) : null,
+      );
     });
   }
 
   /** The node's data and {@link Stat}. Retried on connection loss. */
-  getData(path: string): Promise<DataResult> {
+  getData(path: string, options: CallOptions = {}): Promise<DataResult> {
     return this.guard(() => {
       validatePath(path);
-      return this.retrying(() => this.rawGetData(path));
+      const signal = callSignal(options);
+      return this.retrying(() => this.rawGetData(path, { signal, abandonable: true }), signal, 'read');
     });
   }
 
   /** Sets the node's data (only at `version` if given) and resolves to the new {@link Stat}. */
-  setData(path: string, data: NodeData, options: { version?: number } = {}): Promise<Stat> {
+  setData(path: string, data: NodeData, options: { version?: number } & CallOptions = {}): Promise<Stat> {
     return this.guard(() => {
       validatePath(path);
+      checkOptions(options);
       validateVersion(options.version, path);
+      const signal = checkSignal(options.signal);
       const buf = toBuffer(data, this.maxDataBytes, path) ?? null;
-      return this.call<RawStat>('setData', path, (g, done) => g.raw.setData(path, buf, options.version ?? -1, done)).then(toStat);
+      this.checkPacket(requestSize({ type: 'setData', path, data: buf ?? Buffer.alloc(0) }, this.chrootLength), 'setData', path);
+      const version = options.version ?? -1;
+      return this.retrying(() => this.call<RawStat>('setData', path, (g, done) => g.raw.setData(path, buf, version, done), { signal }), signal, 'write').then(toStat);
     });
   }
 
   /** The node's children (names) and its {@link Stat}. Retried on connection loss. */
-  getChildren(path: string): Promise<ChildrenResult> {
+  getChildren(path: string, options: CallOptions = {}): Promise<ChildrenResult> {
     return this.guard(() => {
       validatePath(path);
-      return this.retrying(() => this.rawGetChildren(path));
+      const signal = callSignal(options);
+      return this.retrying(() => this.rawGetChildren(path, { signal, abandonable: true }), signal, 'read');
     });
   }
 
@@ -574,12 +712,12 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * means "gone already" and leaves no watch behind.
    */
   getDataWatch(path: string, options: WatchOptions = {}): Promise<Watched<DataResult>> {
-    return this.watched('data', path, options, (w) => this.rawGetData(path, w));
+    return this.watched('data', path, options, (w, signal) => this.rawGetData(path, { signal }, w));
   }
 
   /** Lists children and sets a child watch atomically. */
   getChildrenWatch(path: string, options: WatchOptions = {}): Promise<Watched<ChildrenResult>> {
-    return this.watched('child', path, options, (w) => this.rawGetChildren(path, w));
+    return this.watched('child', path, options, (w, signal) => this.rawGetChildren(path, { signal }, w));
   }
 
   /**
@@ -588,17 +726,22 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * watch is aborted.
    */
   existsWatch(path: string, options: WatchOptions = {}): Promise<Watched<Stat | null>> {
-    return this.watched('data', path, options, (w) =>
-      this.call<RawStat | null>('exists', path, (g, done) => {
-        const fn = g.watcherFor('data', path);
-        g.raw.exists(path, fn, (err, stat) => {
-          if (err) g.unsent('data', path, fn);
-          // The client files exists-watches on existing nodes in a table it never fires on
-          // deletion; file them under data watches instead so NODE_DELETED reaches us.
-          else w(g, stat ? ['exists', 'data'] : ['exists'], fn);
-          done(err, stat);
-        });
-      }).then((st) => (st ? toStat(st) : null)),
+    return this.watched('data', path, options, (w, signal) =>
+      this.call<RawStat | null>(
+        'exists',
+        path,
+        (g, done) => {
+          const fn = g.watcherFor('data', path);
+          g.raw.exists(path, fn, (err, stat) => {
+            if (err) g.unsent('data', path, fn);
+            // The client files exists-watches on existing nodes in a table it never fires on
+            // deletion; file them under data watches instead so NODE_DELETED reaches us.
+            else w(g, stat ? ['exists', 'data'] : ['exists'], fn);
+            done(err, stat);
+          });
+        },
+        { signal },
+      ).then((st) => (st ? toStat(st) : null)),
     );
   }
 
@@ -606,7 +749,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * Runs a watch-setting read. `read` gets an `arm` function that its reply callback must call
    * synchronously on success: a notification can follow the reply in the same socket chunk.
    */
-  private watched<T>(kind: 'data' | 'child', path: string, options: WatchOptions, read: (arm: Arm) => Promise<T>): Promise<Watched<T>> {
+  private watched<T>(kind: 'data' | 'child', path: string, options: WatchOptions, read: (arm: Arm, signal: AbortSignal | undefined) => Promise<T>): Promise<Watched<T>> {
     return this.guard(async () => {
       validatePath(path);
       const signal = checkSignal(options.signal);
@@ -630,14 +773,14 @@ export class ZkSession extends EventEmitter<SessionEvents> {
       const arm: Arm = (g, tables, fn) => {
         remove = g.attach(kind, path, tables, fn, listener);
       };
-      const result = await this.retrying(() => read(arm));
+      const result = await this.retrying(() => read(arm, signal), signal, 'read');
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
       return { result, changed: changed.promise };
     });
   }
 
-  private rawGetData(path: string, arm?: Arm): Promise<DataResult> {
+  private rawGetData(path: string, spec: CallSpec, arm?: Arm): Promise<DataResult> {
     return this.call<DataResult>('getData', path, (g, done) => {
       const fn = arm ? g.watcherFor('data', path) : undefined;
       g.raw.getData(path, fn, (err, data, stat) => {
@@ -647,10 +790,10 @@ export class ZkSession extends EventEmitter<SessionEvents> {
         }
         done(err, err ? undefined : { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
       });
-    });
+    }, spec);
   }
 
-  private rawGetChildren(path: string, arm?: Arm): Promise<ChildrenResult> {
+  private rawGetChildren(path: string, spec: CallSpec, arm?: Arm): Promise<ChildrenResult> {
     return this.call<ChildrenResult>('getChildren', path, (g, done) => {
       const fn = arm ? g.watcherFor('child', path) : undefined;
       g.raw.getChildren(path, fn, (err, children, stat) => {
@@ -660,7 +803,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
         }
         done(err, err ? undefined : { children, stat: toStat(stat) });
       });
-    });
+    }, spec);
   }
 
   /**
@@ -668,11 +811,22 @@ export class ZkSession extends EventEmitter<SessionEvents> {
    * first failing op, whose `opIndex` says which. Expected version 0 is honoured (the client's
    * own builder silently turns it into "any version"). Not retried on connection loss.
    */
-  multi(ops: readonly Op[]): Promise<OpResult[]> {
+  multi(ops: readonly Op[], options: CallOptions = {}): Promise<OpResult[]> {
     return this.guard(() => {
       if (!Array.isArray(ops) || ops.length === 0) throw new InvalidArgumentError(`ops must be a non-empty array, got ${describe(ops)}`);
+      const signal = callSignal(options);
       const prepared = ops.map((op, i) => this.prepareOp(op, i));
-      return this.call<OpResult[]>('multi', prepared[0]?.path, (g, done) =>
+      const first = prepared[0]?.path ?? '/';
+      this.checkPacket(multiSize(prepared, this.chrootLength), `multi of ${prepared.length} ops`, first);
+      return this.retrying(() => this.sendMulti(prepared, signal), signal, 'write');
+    });
+  }
+
+  private sendMulti(prepared: (Op & { data?: Buffer })[], signal: AbortSignal | undefined): Promise<OpResult[]> {
+    return this.call<OpResult[]>(
+      'multi',
+      prepared[0]?.path,
+      (g, done) =>
         rawMulti(g.raw, prepared, (err, results) => {
           if (err === null) return done(null, results.map(toOpResult));
           // The failing op is the first result with a code other than OK or "rolled back".
@@ -681,8 +835,8 @@ export class ZkSession extends EventEmitter<SessionEvents> {
           if (failed?.err === undefined) return done(err);
           done(errorFromCode(failed.err, 'multi', prepared[index]?.path, { opIndex: index, cause: err }));
         }),
-      );
-    });
+      { signal },
+    );
   }
 
   private prepareOp(op: Op, i: number): Op & { data?: Buffer } {
@@ -707,40 +861,42 @@ export class ZkSession extends EventEmitter<SessionEvents> {
   }
 
   /** Creates `path` and any missing ancestors as persistent nodes; existing ones are fine. */
-  mkdirp(path: string, options: { data?: NodeData; acl?: readonly import('./types.js').Acl[] } = {}): Promise<void> {
+  mkdirp(path: string, options: { data?: NodeData; acl?: readonly import('./types.js').Acl[] } & CallOptions = {}): Promise<void> {
     return this.guard(async () => {
       validatePath(path);
+      checkOptions(options);
       if (path === '/') return;
       try {
-        await this.create(path, { data: options.data, acl: options.acl });
+        await this.create(path, { data: options.data, acl: options.acl, signal: options.signal });
       } catch (err) {
         if (err instanceof NodeExistsError) return;
         if (!(err instanceof NoNodeError)) throw err;
-        await this.mkdirp(parentOf(path), { acl: options.acl });
+        await this.mkdirp(parentOf(path), { acl: options.acl, signal: options.signal });
         await this.mkdirp(path, options);
       }
     });
   }
 
   /** Deletes `path` and everything below it; a node already gone is fine. */
-  deleteRecursive(path: string): Promise<void> {
+  deleteRecursive(path: string, options: CallOptions = {}): Promise<void> {
     return this.guard(async () => {
       validatePath(path);
+      const signal = callSignal(options);
       if (path === '/') throw new InvalidArgumentError('refusing to delete the root node');
       let children: string[];
       try {
-        children = (await this.getChildren(path)).children;
+        children = (await this.getChildren(path, { signal })).children;
       } catch (err) {
         if (err instanceof NoNodeError) return;
         throw err;
       }
-      for (const c of children) await this.deleteRecursive(joinPath(path, c));
+      for (const c of children) await this.deleteRecursive(joinPath(path, c), { signal });
       try {
-        await this.delete(path);
+        await this.delete(path, { signal });
       } catch (err) {
         if (err instanceof NoNodeError) return;
         // A child appeared meanwhile: go again.
-        if ((err as ZooKeeperError).code === 'NOT_EMPTY') return this.deleteRecursive(path);
+        if ((err as ZooKeeperError).code === 'NOT_EMPTY') return this.deleteRecursive(path, { signal });
         throw err;
       }
     });
@@ -787,11 +943,22 @@ function validateConnectString(s: unknown): void {
   const slash = s.indexOf('/');
   const hosts = slash >= 0 ? s.slice(0, slash) : s;
   if (slash >= 0 && s.length > slash + 1) validatePath(s.slice(slash), 'chroot');
+  // As node-zookeeper-client reads it: host, then an optional port after the one ':' (so no
+  // IPv6 literals); anything else would connect elsewhere or crash inside the client.
   for (const h of hosts.split(',')) {
-    const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(h.trim());
+    const m = /^([^:\s[\]]+)(?::(\d{1,5}))?$/.exec(h);
     const port = m?.[2] === undefined ? 2181 : Number(m[2]);
-    if (!m || port < 1 || port > 65535) throw new InvalidArgumentError(`connectString has an invalid host "${h}": expected host:port`);
+    if (!m || port < 1 || port > 65535) {
+      throw new InvalidArgumentError(`connectString has an invalid server "${h}": expected host or host:port with a port from 1 to 65535 (IPv6 literals are not supported), in ${describe(s)}`);
+    }
   }
+}
+
+/** Validates an optional boolean option (a string such as "false" is refused, not taken as true). */
+function checkBoolean(value: unknown, what: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${what} must be a boolean, got ${describe(value)}`);
+  return value;
 }
 
 function validateAuth(auth: unknown): readonly AuthInfo[] {
@@ -804,4 +971,35 @@ function validateAuth(auth: unknown): readonly AuthInfo[] {
     }
     return { scheme: e.scheme, credentials: e.credentials };
   });
+}
+
+/** Validates an options object (or its absence). */
+function checkOptions(options: unknown): void {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
+}
+
+/** The validated signal of a call's options. */
+function callSignal(options: CallOptions): AbortSignal | undefined {
+  checkOptions(options);
+  return checkSignal(options.signal);
+}
+
+/** The chroot of a connect string ('' when none). */
+function chrootOf(connectString: string): string {
+  const slash = connectString.indexOf('/');
+  return slash >= 0 && connectString.length > slash + 1 ? connectString.slice(slash) : '';
+}
+
+/**
+ * A lost connection, or a server code that asks to try again: worth another attempt of a read.
+ * A request that was never sent already waited the whole connect timeout: not retried.
+ */
+function isTransient(err: unknown): boolean {
+  if (err instanceof ConnectionLossError) return err.sent;
+  return err instanceof ZooKeeperError && (err.code === THROTTLED || err.code === 'REQUEST_TIMEOUT');
+}
+
+/** Throttled, so certainly not applied: worth another attempt of a write. */
+function notApplied(err: unknown): boolean {
+  return err instanceof ZooKeeperError && err.code === THROTTLED;
 }

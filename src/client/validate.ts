@@ -82,11 +82,14 @@ export function checkInt(value: unknown, what: string, min: number, max: number,
   return value;
 }
 
-/** Validates an optional timeout in ms (a finite number >= 0). */
+/** The longest delay a Node.js timer can wait: longer ones fire after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Validates an optional timeout in ms: a number from 0 to {@link MAX_TIMER_MS}. */
 export function checkTimeout(value: unknown, what = 'timeoutMs'): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new InvalidArgumentError(`${what} must be a finite number >= 0, got ${describe(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new InvalidArgumentError(`${what} must be a number of ms from 0 to ${MAX_TIMER_MS} (about 24.8 days, the longest a timer can wait), got ${describe(value)}`);
   }
   return value;
 }
