@@ -24,8 +24,9 @@ export interface HandleHooks {
  * `runExclusive`.
  *
  * - `signal` aborts with a {@link LockLostError} when the lock is lost: the session is `LOST`
- *   (expired, or unreachable for the whole session timeout), or our node was deleted by someone
- *   (noticed when the recipe watches its own node, the default). It does not abort on release.
+ *   (expired, or 0.95 of the session timeout without an answered request), or our node was deleted by someone
+ *   (noticed at once with the recipe's `watchOwnNode` option, off by default; otherwise by
+ *   `multi()` and at release). It does not abort on release.
  * - `fencingToken` is our node's czxid: unique across the ensemble and increasing in grant order
  *   on one lock path. Pass it to the resource you protect and have it reject smaller tokens.
  *   A read-write lock downgrade's read handle carries its write handle's token (it takes the
