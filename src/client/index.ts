@@ -4,7 +4,7 @@
  * @module
  */
 export { ZkSession } from './session.js';
-export type { SessionOptions, SessionCredentials, SessionInfo, SessionEvents, SessionCounters, WaitOptions, WatchOptions } from './session.js';
+export type { CallOptions, CreateCallOptions, SessionOptions, SessionCredentials, SessionInfo, SessionEvents, SessionCounters, WaitOptions, WatchOptions } from './session.js';
 export { DEFAULT_RETRY, backoffDelay } from './retry.js';
 export type { RetryPolicy } from './retry.js';
 export { Acls, Perms } from './types.js';
