@@ -1,129 +1,34 @@
 /**
- * {@link ZkSession}: the session layer every recipe stands on.
+ * {@link ZkSession}: the session layer every recipe stands on. Its lifecycle (states, the loss
+ * clock, generations) is in `lifecycle.ts`; this file holds the typed requests.
  *
  * @module
  */
-import { EventEmitter } from 'eventemitter3';
 import {
   ClosedError,
   ConnectionLossError,
   InvalidArgumentError,
   NoNodeError,
   NodeExistsError,
-  OperationTimeoutError,
   SessionExpiredError,
   ZooKeeperError,
 } from '../errors.js';
-import { deferred, delay, raceAbort } from '../util/abort.js';
+import { deferred, delay } from '../util/abort.js';
 import { DEFAULT_MAX_PACKET_BYTES, multiSize, requestSize } from './encoding.js';
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
-import { answeredByServer, Generation } from './generation.js';
+import { answeredByServer, type Generation } from './generation.js';
+import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
 import { create2, MULTI_RESULT_TYPES, rawMulti, sendSync, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
-import type { AuthInfo, ChildrenResult, CreatedNode, ConnectionState, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
+import type { ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
-import { checkInt, checkSignal, checkTimeout, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+import { checkInt, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+
+export type { SessionCounters, SessionCredentials, SessionEvents, SessionInfo, SessionOptions, WaitOptions } from './lifecycle.js';
 
 /** Attaches a watch listener; called synchronously in a successful read's reply callback. */
 type Arm = (gen: Generation, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void) => void;
-
-/**
- * `LOST` is raised this fraction of the session timeout after the send time of the last request
- * the server answered. The server cannot expire the session before the full timeout from that
- * instant (it counts from when it received the request, and rounds up to its next tick); the
- * rest is slack for our timer firing late on a busy event loop.
- */
-const LOSS_FRACTION = 0.95;
-
-/** When the session may be expired by the server at the earliest, minus the slack. */
-function lossDeadline(gen: Generation): number {
-  return gen.lastHeard + gen.timeoutMs * LOSS_FRACTION;
-}
-
-/** Options of a {@link ZkSession}. */
-export interface SessionOptions {
-  /** Requested session timeout, ms; the server clamps it to [2, 20] x its tickTime. Default 10000. */
-  sessionTimeoutMs?: number;
-  /** How long {@link ZkSession.connect} waits for the first connection, ms. Default 15000. */
-  connectTimeoutMs?: number;
-  /** Upper bound of the random pause after every server of the list failed, ms. Default 200. */
-  spinDelayMs?: number;
-  /** Retry policy of idempotent calls on connection loss. */
-  retry?: Partial<RetryPolicy>;
-  /** Authentication sent on every (re)connect, e.g. `{ scheme: 'digest', credentials: 'user:pw' }`. */
-  auth?: readonly AuthInfo[];
-  /** Largest node data accepted, bytes. Default 1 000 000 (the server drops the connection near 1 MiB). */
-  maxDataBytes?: number;
-  /**
-   * Largest request accepted, bytes, as the server counts it against its `jute.maxbuffer`
-   * (default 1 048 575): a bigger one is refused with {@link InvalidArgumentError} before it is
-   * sent, because the server would drop the connection. Raise it only together with the
-   * servers' `jute.maxbuffer`.
-   */
-  maxPacketBytes?: number;
-  /** Start a new session automatically after `LOST`. Default true. */
-  renewOnLoss?: boolean;
-  /** @internal Join an existing session (the test kit uses it to force an expiry). */
-  join?: SessionCredentials;
-}
-
-/** A session's id and password: enough to join it from another client. */
-export interface SessionCredentials {
-  /** The 8-byte session id. */
-  sessionId: Buffer;
-  /** The 16-byte session password. */
-  password: Buffer;
-}
-
-/** Information about an established session. */
-export interface SessionInfo {
-  /** Server-assigned session id. */
-  sessionId: bigint;
-  /** 1 for the first session of this object, incremented for each new session after `LOST`. */
-  generation: number;
-  /** Negotiated session timeout, ms. */
-  timeoutMs: number;
-}
-
-/** Typed events of a {@link ZkSession}. */
-export interface SessionEvents {
-  /** The connection state changed. */
-  state: (state: ConnectionState, previous: ConnectionState) => void;
-  /** A session was established: the first, or a new one after `LOST`. */
-  session: (info: SessionInfo) => void;
-  /** A listener threw, or authentication failed. */
-  error: (error: Error) => void;
-}
-
-/**
- * Counters of requests sent and watches fired, for tests and benchmarks ("how many reads did a
- * release cause?"). Monotonic over the object's life, across sessions.
- */
-export interface SessionCounters {
-  /** `create` requests sent. */
-  create: number;
-  /** `delete` requests sent (each retry counts). */
-  delete: number;
-  /** `exists` requests sent. */
-  exists: number;
-  /** `getData` requests sent. */
-  getData: number;
-  /** `setData` requests sent. */
-  setData: number;
-  /** `getChildren` requests sent. */
-  getChildren: number;
-  /** `multi` (transaction) requests sent. */
-  multi: number;
-  /** Server-side watch removals sent (after a watch was aborted). */
-  removeWatches: number;
-  /** `sync` requests sent (each retry counts). */
-  sync: number;
-  /** Watch notifications delivered to this session. */
-  watchEvents: number;
-  /** Heartbeats sent (a cheap read once nothing answered was sent for a third of the timeout). */
-  heartbeat: number;
-}
 
 /** Options of one request. */
 export interface CallOptions {
@@ -138,14 +43,6 @@ export interface CallOptions {
 
 /** Options of {@link ZkSession.create} and {@link ZkSession.createWithStat}. */
 export type CreateCallOptions = CreateOptions & CallOptions;
-
-/** Options of a blocking wait. */
-export interface WaitOptions {
-  /** Give up after this many ms. */
-  timeoutMs?: number;
-  /** Give up when this aborts (rejects with its reason). */
-  signal?: AbortSignal;
-}
 
 /** Options of a read that sets a watch. */
 export interface WatchOptions {
@@ -193,58 +90,24 @@ const THROTTLED = 'THROTTLED_OP';
  * await session.create('/app', { data: 'hello' });
  * ```
  */
-export class ZkSession extends EventEmitter<SessionEvents> {
-  private gen: Generation;
-  private generationCount = 0;
-  private currentState: ConnectionState = 'CONNECTING';
-  private lostTimer: NodeJS.Timeout | undefined;
-  private closing: Promise<void> | undefined;
+export class ZkSession extends SessionLifecycle {
   private readonly retryPolicy: RetryPolicy;
   private readonly maxDataBytes: number;
   private readonly maxPacketBytes: number;
-  private readonly connectTimeoutMs: number;
   private readonly chrootLength: number;
-  private readonly requestedTimeoutMs: number;
-  private readonly spinDelayMs: number;
-  private readonly auth: readonly AuthInfo[];
-  private readonly renewOnLoss: boolean;
-  private readonly closeController = new AbortController();
-  private readonly stats: SessionCounters = {
-    create: 0,
-    delete: 0,
-    exists: 0,
-    getData: 0,
-    setData: 0,
-    getChildren: 0,
-    multi: 0,
-    removeWatches: 0,
-    sync: 0,
-    watchEvents: 0,
-    heartbeat: 0,
-  };
 
   /**
    * Creates a session and starts connecting; see {@link ZkSession.connect} to also wait for the
-   * connection. `connectString` is `host:port[,host:port...][/chroot]`.
+   * connection. `connectString` is `host:port[,host:port...][/chroot]`. Every option is checked
+   * before anything starts.
    */
-  constructor(
-    /** The connect string this session was created with. */
-    readonly connectString: string,
-    options: SessionOptions = {},
-  ) {
-    super();
-    validateConnectString(connectString);
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
-    this.requestedTimeoutMs = checkInt(options.sessionTimeoutMs, 'sessionTimeoutMs', 100, 24 * 3600_000, 10_000);
-    this.connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs') ?? 15_000;
-    this.spinDelayMs = checkInt(options.spinDelayMs, 'spinDelayMs', 0, 60_000, 200);
+  constructor(connectString: string, options: SessionOptions = {}) {
+    super(connectString, options);
     this.maxDataBytes = checkInt(options.maxDataBytes, 'maxDataBytes', 0, 100 * 1024 * 1024, 1_000_000);
     this.maxPacketBytes = checkInt(options.maxPacketBytes, 'maxPacketBytes', 1024, 100 * 1024 * 1024, DEFAULT_MAX_PACKET_BYTES);
     this.chrootLength = chrootOf(connectString).length;
     this.retryPolicy = resolveRetryPolicy(options.retry);
-    this.auth = validateAuth(options.auth);
-    this.renewOnLoss = checkBoolean(options.renewOnLoss, 'renewOnLoss', true);
-    this.gen = this.startGeneration(options.join);
+    this.begin(options.join);
   }
 
   /**
@@ -262,45 +125,6 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     }
   }
 
-  /** The current connection state. */
-  get state(): ConnectionState {
-    return this.currentState;
-  }
-
-  /** The current session id (`0n` until connected). */
-  get sessionId(): bigint {
-    return this.gen.everConnected ? this.gen.sessionId : 0n;
-  }
-
-  /** 1 for the first session, incremented for every new session after `LOST`. */
-  get generation(): number {
-    return this.gen.id;
-  }
-
-  /** The negotiated session timeout, ms (the requested one until connected). */
-  get timeoutMs(): number {
-    return this.gen.everConnected ? this.gen.timeoutMs : this.requestedTimeoutMs;
-  }
-
-  /**
-   * Aborts when the current session ends: with {@link SessionExpiredError} on `LOST`, with
-   * {@link ClosedError} on close. After `LOST` a new session has a new signal: capture this at
-   * the moment you start relying on the session (e.g. when a lock is granted).
-   */
-  get signal(): AbortSignal {
-    return this.gen.controller.signal;
-  }
-
-  /** Whether a new session is started after `LOST` (the `renewOnLoss` option). */
-  get renewsOnLoss(): boolean {
-    return this.renewOnLoss;
-  }
-
-  /** Whether `close()` was called. */
-  get closed(): boolean {
-    return this.closing !== undefined;
-  }
-
   /** Request and watch counters (a snapshot). */
   get counters(): Readonly<SessionCounters> {
     return { ...this.stats };
@@ -316,164 +140,6 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     return this.gen.watchCount;
   }
 
-  /** @internal The current session's id and password (for the test kit's forced expiry). */
-  credentials(): SessionCredentials {
-    return { sessionId: this.gen.raw.getSessionId(), password: this.gen.raw.getSessionPassword() };
-  }
-
-  /** Resolves once connected (`CONNECTED` or `RECONNECTED`); rejects on close, timeout or abort. */
-  async waitConnected(opts: WaitOptions = {}): Promise<void> {
-    const timeoutMs = checkTimeout(opts.timeoutMs);
-    const signal = checkSignal(opts.signal);
-    this.assertOpen();
-    // An aborted signal is a rejection, connected or not (as the platform's APIs do).
-    signal?.throwIfAborted();
-    if (this.isConnected()) return;
-    const done = deferred<void>();
-    const onState = (): void => {
-      if (this.isConnected()) done.resolve();
-      else if (this.currentState === 'CLOSED') done.reject(new ClosedError('session closed while waiting to connect'));
-    };
-    this.on('state', onState);
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(
-            () => done.reject(new OperationTimeoutError(`could not connect to ${this.connectString} within ${timeoutMs} ms; is ZooKeeper running there?`)),
-            timeoutMs,
-          );
-    try {
-      await raceAbort(done.promise, signal);
-    } finally {
-      clearTimeout(timer);
-      this.off('state', onState);
-    }
-  }
-
-  private isConnected(): boolean {
-    return this.currentState === 'CONNECTED' || this.currentState === 'RECONNECTED' || this.currentState === 'READ_ONLY';
-  }
-
-  // ---- lifecycle -------------------------------------------------------------------------
-
-  private startGeneration(join?: SessionCredentials): Generation {
-    this.generationCount += 1;
-    const gen = new Generation(
-      this.generationCount,
-      {
-        connectString: this.connectString,
-        sessionTimeoutMs: this.requestedTimeoutMs,
-        spinDelayMs: this.spinDelayMs,
-        auth: this.auth,
-        sessionId: join?.sessionId,
-        sessionPassword: join?.password,
-      },
-      {
-        connected: (g) => this.onConnected(g),
-        disconnected: (g) => this.onDisconnected(g),
-        expired: (g) => this.onLost(g, 'the server reported the session expired'),
-        authFailed: (g) => this.onAuthFailed(g),
-        watchFired: () => {
-          this.stats.watchEvents += 1;
-        },
-        watchRemoved: () => {
-          this.stats.removeWatches += 1;
-        },
-        heartbeatSent: () => {
-          this.stats.heartbeat += 1;
-        },
-      },
-    );
-    gen.start();
-    return gen;
-  }
-
-  private onConnected(gen: Generation): void {
-    if (gen !== this.gen || this.closed) return;
-    clearTimeout(this.lostTimer);
-    this.lostTimer = undefined;
-    if (!gen.everConnected) {
-      gen.everConnected = true;
-      this.setState('CONNECTED');
-      this.safeEmit('session', { sessionId: gen.sessionId, generation: gen.id, timeoutMs: gen.timeoutMs });
-    } else {
-      this.setState('RECONNECTED');
-    }
-  }
-
-  private onDisconnected(gen: Generation): void {
-    if (gen !== this.gen || this.closed || !gen.everConnected || this.currentState === 'SUSPENDED') return;
-    this.setState('SUSPENDED');
-    const remaining = Math.max(0, lossDeadline(gen) - performance.now());
-    this.lostTimer = setTimeout(
-      () => this.onLost(gen, `no request sent in the last ${Math.round(gen.timeoutMs * LOSS_FRACTION)} ms was answered (session timeout ${gen.timeoutMs} ms)`),
-      remaining,
-    );
-    this.lostTimer.unref();
-  }
-
-  private onLost(gen: Generation, why: string): void {
-    if (gen !== this.gen || gen.dead || this.closed) return;
-    clearTimeout(this.lostTimer);
-    this.lostTimer = undefined;
-    gen.end(new SessionExpiredError('SESSION_EXPIRED', `session 0x${gen.sessionId.toString(16)} lost: ${why}`, { zkCode: ZK_SESSION_EXPIRED }));
-    this.setState('LOST');
-    if (this.renewOnLoss) this.gen = this.startGeneration();
-  }
-
-  private onAuthFailed(gen: Generation): void {
-    if (gen !== this.gen || this.closed) return;
-    const err = errorFromCode(-115, 'authenticate', undefined);
-    this.safeEmit('error', err);
-    gen.end(err);
-    void this.close();
-  }
-
-  private setState(next: ConnectionState): void {
-    const prev = this.currentState;
-    if (prev === next) return;
-    this.currentState = next;
-    this.safeEmit('state', next, prev);
-  }
-
-  // Listeners run inside the client's socket handler: a throw there would crash the process.
-  private safeEmit<E extends keyof SessionEvents>(event: E, ...args: Parameters<SessionEvents[E]>): void {
-    try {
-      (this.emit as (e: E, ...a: Parameters<SessionEvents[E]>) => boolean)(event, ...args);
-    } catch (err) {
-      if (event !== 'error' && this.listenerCount('error') > 0) this.safeEmit('error', err instanceof Error ? err : new Error(String(err)));
-      else process.emitWarning(`zk-recipes: a ZkSession '${String(event)}' listener threw: ${String(err)}`);
-    }
-  }
-
-  /**
-   * Closes the session: ZooKeeper deletes its ephemeral nodes at once (when connected; if not,
-   * they live until the server expires the session). Calls in flight get their replies if they
-   * arrive within a short bound; later calls reject with {@link ClosedError}. Idempotent.
-   */
-  close(): Promise<void> {
-    if (this.closing) return this.closing;
-    this.closing = (async () => {
-      clearTimeout(this.lostTimer);
-      this.closeController.abort(new ClosedError('session closed'));
-      const gen = this.gen;
-      await gen.closeSession(Math.min(2000, gen.timeoutMs));
-      gen.end(new ClosedError(`session closed (${this.connectString})`));
-      this.setState('CLOSED');
-      this.removeAllListeners();
-    })();
-    return this.closing;
-  }
-
-  /** Same as {@link ZkSession.close}, for `await using`. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new ClosedError(`session to ${this.connectString} is closed; create a new ZkSession`);
-  }
-
   // ---- calls -----------------------------------------------------------------------------
 
   /**
@@ -486,7 +152,7 @@ export class ZkSession extends EventEmitter<SessionEvents> {
     send: (gen: Generation, done: (err: RawError | ZooKeeperError | null, value?: T) => void) => void,
     spec: CallSpec = {},
   ): Promise<T> {
-    if (this.closing) return Promise.reject(new ClosedError(`${op} on ${path ?? '?'}: session to ${this.connectString} is closed`, { path }));
+    if (this.closed) return Promise.reject(new ClosedError(`${op} on ${path ?? '?'}: session to ${this.connectString} is closed`, { path }));
     const { signal, abandonable = false } = spec;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const gen = this.gen;
@@ -938,40 +604,6 @@ function checkAcl(acl: unknown): readonly import('./types.js').Acl[] {
   return acl as readonly import('./types.js').Acl[];
 }
 
-function validateConnectString(s: unknown): void {
-  if (typeof s !== 'string' || s.trim() === '') throw new InvalidArgumentError(`connectString must be a non-empty "host:port[,host:port][/chroot]" string, got ${describe(s)}`);
-  const slash = s.indexOf('/');
-  const hosts = slash >= 0 ? s.slice(0, slash) : s;
-  if (slash >= 0 && s.length > slash + 1) validatePath(s.slice(slash), 'chroot');
-  // As node-zookeeper-client reads it: host, then an optional port after the one ':' (so no
-  // IPv6 literals); anything else would connect elsewhere or crash inside the client.
-  for (const h of hosts.split(',')) {
-    const m = /^([^:\s[\]]+)(?::(\d{1,5}))?$/.exec(h);
-    const port = m?.[2] === undefined ? 2181 : Number(m[2]);
-    if (!m || port < 1 || port > 65535) {
-      throw new InvalidArgumentError(`connectString has an invalid server "${h}": expected host or host:port with a port from 1 to 65535 (IPv6 literals are not supported), in ${describe(s)}`);
-    }
-  }
-}
-
-/** Validates an optional boolean option (a string such as "false" is refused, not taken as true). */
-function checkBoolean(value: unknown, what: string, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${what} must be a boolean, got ${describe(value)}`);
-  return value;
-}
-
-function validateAuth(auth: unknown): readonly AuthInfo[] {
-  if (auth === undefined) return [];
-  if (!Array.isArray(auth)) throw new InvalidArgumentError(`auth must be an array of { scheme, credentials }, got ${describe(auth)}`);
-  return auth.map((a: unknown, i) => {
-    const e = a as { scheme?: unknown; credentials?: unknown };
-    if (typeof e?.scheme !== 'string' || e.scheme === '' || typeof e.credentials !== 'string') {
-      throw new InvalidArgumentError(`auth[${i}] must be { scheme: string, credentials: string }, got ${describe(a)}`);
-    }
-    return { scheme: e.scheme, credentials: e.credentials };
-  });
-}
 
 /** Validates an options object (or its absence). */
 function checkOptions(options: unknown): void {
