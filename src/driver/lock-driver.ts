@@ -8,6 +8,8 @@ import type { ZkSession } from '../client/session.js';
 import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { Background, raceAbort, within } from '../util/abort.js';
+import { graceFor } from './grace.js';
 import { formatSeq, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
 
@@ -72,6 +74,8 @@ interface Entered {
   czxid: bigint;
   /** The session that owns our node(s) (their ephemeralOwner). */
   owner: bigint;
+  /** Aborts when the session the create was sent in ends: our node(s) go with it. */
+  ownerSignal: AbortSignal;
   listing: Promise<{ children: string[]; stat: Stat }>;
 }
 
@@ -85,6 +89,8 @@ const noop = (): void => undefined;
  * one acquisition lives in that call.
  */
 export class LockDriver {
+  private readonly background = new Background();
+
   constructor(
     private readonly session: ZkSession,
     /** The lock directory. */
@@ -94,41 +100,57 @@ export class LockDriver {
 
   /**
    * Enters the queue and waits for the predicate to grant. Resolves to the held nodes, or null
-   * when `timeoutMs` ran out (or was 0 and we do not hold at once). On timeout, abort or error
-   * our nodes are deleted before this settles; nothing is left behind.
+   * when `timeoutMs` ran out (or was 0 and we do not hold at once). Every wait inside, reconnects
+   * and lookups after a lost reply included, ends with the deadline or `signal`.
+   *
+   * On timeout, abort or error our nodes are deleted: before this settles when connected (within
+   * a short grace, see `grace.ts`); in an outage this settles at once and the deletion goes on in the
+   * background until the nodes are gone or their session is (a node whose create reply was lost
+   * is found by its uuid once reconnected). Nothing is left behind.
    */
   async acquire(req: AcquireRequest): Promise<HeldNodes | null> {
     const timeout = req.timeoutMs !== undefined && req.timeoutMs > 0 ? AbortSignal.timeout(req.timeoutMs) : undefined;
     const signals = [req.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
     const giveUp = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     const prefix = protectedPrefix();
-    for (;;) {
-      giveUp?.throwIfAborted();
-      const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
-        if (timeout?.aborted && !req.signal?.aborted) return null;
-        if (err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed)) return undefined;
-        throw err;
-      });
-      if (held !== undefined) return held;
-      // The session was lost (or our node deleted) mid-way: start over in the current session.
-      await this.session.waitConnected({ signal: giveUp }).catch((err: unknown) => {
-        if (timeout?.aborted && !req.signal?.aborted) return;
-        throw err;
-      });
+    try {
+      for (;;) {
+        giveUp?.throwIfAborted();
+        // Create only while connected: a create queued in an outage would go out long after.
+        // After LOST with renewal off this rejects (SessionExpiredError).
+        await this.session.waitConnected({ signal: giveUp });
+        const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
+          // The session was lost (or our node deleted) mid-way: start over in the current session.
+          if (err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed)) return undefined;
+          throw err;
+        });
+        if (held !== undefined) return held;
+      }
+    } catch (err) {
       if (timeout?.aborted && !req.signal?.aborted) return null;
+      throw err;
     }
   }
 
   private async attempt(req: AcquireRequest, prefix: string, giveUp: AbortSignal | undefined): Promise<HeldNodes | null> {
     const count = req.count ?? 1;
-    const entered = await this.enter(req, prefix, count, giveUp);
-    const paths = entered.names.map((n) => joinPath(this.dir, n));
+    const entering = this.enter(req, prefix, count, giveUp);
+    let entered: Entered;
+    try {
+      entered = await raceAbort(entering, giveUp);
+    } catch (err) {
+      // Given up while our node was on its way: it may still be created, or found after a lost
+      // reply; delete it then. `enter` ends by itself, at the latest with its session.
+      if (giveUp?.aborted) await this.abandonNodes(entering.then((e) => ({ paths: this.pathsOf(e), owner: e.ownerSignal })));
+      throw err;
+    }
+    const paths = this.pathsOf(entered);
     // The node must belong to the session we now rely on: if the session was renewed while the
     // create was on its way, start over rather than tie the lock to the wrong session.
     const sessionSignal = this.session.signal;
     const sessionId = this.session.sessionId;
     if (entered.owner !== sessionId || sessionSignal.aborted) {
-      await this.remove(paths);
+      await this.abandon(paths, entered.ownerSignal);
       throw new Restart(`our node ${paths[0]} belongs to session 0x${entered.owner.toString(16)}, not the current one`);
     }
     const own = req.watchOwnNode ? new AbortController() : undefined;
@@ -136,21 +158,25 @@ export class LockDriver {
     // try-once acquisition sets it only if it holds.
     let ownWatch = own && req.timeoutMs !== 0 ? this.watchOwn(paths[0] as string, own.signal) : undefined;
     ownWatch?.catch(noop);
+    // Delete first: the deletion fires our own watch, so no watch removal is needed.
+    const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own?.abort(why));
     try {
       const granted = await this.waitForTurn(entered, count, req, giveUp, ownWatch);
       if (!granted) {
-        await this.remove(paths);
+        await letGo();
         return null;
       }
       if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
-      const watched = ownWatch ? (await ownWatch).changed : undefined;
+      const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
       return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own };
     } catch (err) {
-      // Delete first: the deletion fires our own watch, so no watch removal is needed.
-      await this.remove(paths);
-      own?.abort(err);
+      await letGo(err);
       throw err;
     }
+  }
+
+  private pathsOf(entered: Entered): string[] {
+    return entered.names.map((n) => joinPath(this.dir, n));
   }
 
   // Wrapped in an object: a promise resolved with a promise would wait for the watch to fire.
@@ -167,11 +193,15 @@ export class LockDriver {
 
   /**
    * Creates our node(s) with a protected name, and sends the listing right behind the create
-   * (a session's requests are processed in order, so it sees our node).
+   * (a session's requests are processed in order, so it sees our node). Not bounded by the
+   * caller: it may go on after the caller gave up (see `attempt`), but never creates again then,
+   * and it ends at the latest when the session of its create ends.
    */
   private async enter(req: AcquireRequest, prefix: string, count: number, giveUp: AbortSignal | undefined): Promise<Entered> {
     const base = joinPath(this.dir, prefix + this.spec.lockName);
     for (;;) {
+      giveUp?.throwIfAborted();
+      const owner = this.session.signal;
       const created =
         count === 1
           ? this.session
@@ -189,24 +219,22 @@ export class LockDriver {
         const made = await created;
         const names = made.paths.map((p) => p.slice(this.dir.length + 1));
         // One multi is one transaction: all its nodes share one czxid.
-        const stat = made.stat ?? (await this.statOf(made.paths[0] as string));
-        return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, listing };
+        const stat = made.stat ?? (await raceAbort(this.statOf(made.paths[0] as string), owner));
+        return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, ownerSignal: owner, listing };
       } catch (err) {
         if (err instanceof NoNodeError) {
-          await this.session.mkdirp(this.dir, { data: this.spec.dirData });
+          // Raced: once the session ends, mkdirp's creates would wait for the next one.
+          await raceAbort(this.session.mkdirp(this.dir, { data: this.spec.dirData }), owner);
           continue;
         }
         if (!(err instanceof ConnectionLossError)) throw err;
         // The create may have been applied: adopt our node by its uuid rather than create a
-        // second one (never two nodes for one attempt, never an orphan). Look even if we are
-        // giving up, so that a node that did get created is deleted.
-        await this.session.waitConnected();
-        const found = await this.findOurs(prefix, count);
-        if (giveUp?.aborted) {
-          if (found) await this.remove(found.names.map((n) => joinPath(this.dir, n)));
-          giveUp.throwIfAborted();
-        }
-        if (found) return found;
+        // second one (never two nodes for one attempt, never an orphan). Look even if the caller
+        // gave up, so that a node that did get created is deleted. If the session ends first,
+        // its node went with it: the wait ends with SessionExpiredError (or ClosedError).
+        await this.session.waitConnected({ signal: owner });
+        const found = await raceAbort(this.findOurs(prefix, count), owner);
+        if (found) return { ...found, ownerSignal: owner };
       }
     }
   }
@@ -217,7 +245,7 @@ export class LockDriver {
     return stat;
   }
 
-  private async findOurs(prefix: string, count: number): Promise<Entered | undefined> {
+  private async findOurs(prefix: string, count: number): Promise<Omit<Entered, 'ownerSignal'> | undefined> {
     const listing = await this.session.getChildren(this.dir).catch((err: unknown) => {
       if (err instanceof NoNodeError) return { children: [] as string[], stat: undefined };
       throw err;
@@ -247,8 +275,8 @@ export class LockDriver {
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
   ): Promise<boolean> {
     const ours = entered.names[0] as string;
-    let listing = await entered.listing;
-    await req.onListing?.(listing.stat);
+    let listing = await raceAbort(entered.listing, giveUp);
+    await raceAbort(Promise.resolve(req.onListing?.(listing.stat)), giveUp);
     let queue = sortChildren(listing.children, this.spec.kinds);
     let trusted = true; // false: the snapshot was reduced by deletions we were told of
     let insertable = false; // a removed node's holder may have inserted one in its place
@@ -262,6 +290,8 @@ export class LockDriver {
       watches.get(name)?.abort.abort();
       watches.delete(name);
     };
+    // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
+    const scope = new AbortController();
     try {
       for (;;) {
         const index = queue.findIndex((n) => n.name === ours);
@@ -270,7 +300,7 @@ export class LockDriver {
         if (decision.hold ? !trusted && insertable : !trusted) {
           // A reduced snapshot may still list nodes that left unseen (we only watch a few):
           // one listing beats probing them one by one.
-          listing = await this.session.getChildren(this.dir);
+          listing = await raceAbort(this.session.getChildren(this.dir), giveUp);
           queue = sortChildren(listing.children, this.spec.kinds);
           trusted = true;
           insertable = false;
@@ -279,7 +309,7 @@ export class LockDriver {
         if (decision.hold) return true;
         if (req.timeoutMs === 0) return false;
         for (const name of watches.keys()) if (!decision.waitOn.includes(name)) dropWatch(name);
-        const missing = await this.watchAll(decision.waitOn, watches);
+        const missing = await raceAbort(this.watchAll(decision.waitOn, watches, scope.signal), giveUp);
         if (missing.length > 0) {
           remove(missing);
           continue;
@@ -290,12 +320,16 @@ export class LockDriver {
         if (event.type === 'NODE_DELETED') remove([event.name]);
       }
     } finally {
+      scope.abort();
       for (const name of [...watches.keys()]) dropWatch(name);
     }
   }
 
-  /** Sets a getData watch on each name not yet watched (pipelined). Returns the names already gone. */
-  private async watchAll(names: readonly string[], watches: Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>): Promise<string[]> {
+  /**
+   * Sets a getData watch on each name not yet watched (pipelined). Returns the names already
+   * gone. A watch set after `scope` aborted (the wait ended meanwhile) is removed at once.
+   */
+  private async watchAll(names: readonly string[], watches: Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>, scope: AbortSignal): Promise<string[]> {
     const gone: string[] = [];
     await Promise.all(
       names
@@ -305,6 +339,7 @@ export class LockDriver {
           try {
             const w = await this.session.getDataWatch(joinPath(this.dir, name), { signal: abort.signal });
             w.changed.catch(noop);
+            if (scope.aborted) return abort.abort();
             watches.set(name, { abort, changed: w.changed });
           } catch (err) {
             // Gone already: no watch was left on the server (getData, not exists).
@@ -358,33 +393,54 @@ export class LockDriver {
   }
 
   /**
-   * Deletes our nodes, retrying through connection loss until they are gone or the session is
-   * (its ephemerals go with it). Local state may be dropped only after this. Resolves to whether
-   * this call deleted them all (false: some were already gone, or the session ended).
+   * Deletes our nodes, retrying through connection loss until they are gone or their session is
+   * (`owner` aborted: its ephemerals went with it, so nothing is sent and nothing waited for).
+   * Ends at the latest when that session is LOST or closed. Resolves to whether this call deleted
+   * them all (false: some were already gone, or the session ended).
    */
-  async remove(paths: readonly string[]): Promise<boolean> {
+  async remove(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
     let all = true;
     for (const path of paths) {
       for (;;) {
+        if (owner.aborted || this.session.closed) {
+          all = false;
+          break;
+        }
         try {
-          await this.session.delete(path);
+          // Raced: a retry after the session ended would go to the next session, and wait for it.
+          await raceAbort(this.session.delete(path), owner);
           break;
         } catch (err) {
-          if (err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) {
+          if (owner.aborted || err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) {
             all = false;
             break;
           }
           if (!(err instanceof ConnectionLossError)) throw err;
-          // Bounded: waitConnected ends with LOST (SessionExpired above) or CLOSED at the latest.
-          await this.session.waitConnected().catch(noop);
-          if (this.session.closed) {
-            all = false;
-            break;
-          }
+          await this.session.waitConnected({ signal: owner }).catch(noop);
         }
       }
     }
     return all;
+  }
+
+  /**
+   * Deletes our nodes like {@link remove}, for a caller that gives up and must not wait for an
+   * outage to end: waits while connected (at most a short grace, see `grace.ts`), then lets the
+   * deletion go on in the background ({@link idle} waits for it).
+   */
+  abandon(paths: readonly string[], owner: AbortSignal): Promise<void> {
+    return this.abandonNodes(Promise.resolve({ paths, owner }));
+  }
+
+  /** Like {@link abandon}, for nodes still on their way; `then` runs after the deletion. */
+  private abandonNodes(nodes: Promise<{ paths: readonly string[]; owner: AbortSignal }>, then?: () => void): Promise<void> {
+    const work = this.background.track(nodes.then((n) => this.remove(n.paths, n.owner)).finally(then));
+    return within(work, graceFor(this.session));
+  }
+
+  /** Resolves once the deletions left running by callers that gave up have ended. */
+  idle(): Promise<void> {
+    return this.background.idle();
   }
 
   /** Lists the queue, sorted (for participants()). */

@@ -166,7 +166,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         if (!held || stop.aborted) continue;
         // Our node must belong to the session we are connected with now (CURATOR-696).
         if (held.sessionId !== this.session.sessionId || held.sessionSignal.aborted || (this.policy === 'suspended' && this.session.state === 'SUSPENDED')) {
-          await this.driver.remove(held.paths);
+          await this.driver.remove(held.paths, held.sessionSignal);
           continue;
         }
         await this.lead(held);
@@ -176,7 +176,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       } finally {
         if (held) {
           held.ownWatchAbort?.abort();
-          await this.driver.remove(held.paths);
+          await this.driver.remove(held.paths, held.sessionSignal);
         }
       }
     }

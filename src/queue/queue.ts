@@ -240,7 +240,7 @@ export class DistributedQueue {
         }
       }
     } finally {
-      await this.line.remove(held.paths);
+      await this.line.remove(held.paths, held.sessionSignal);
     }
   }
 

@@ -102,3 +102,92 @@ describe('session: after LOST with renewOnLoss off, waits reject', () => {
     heal(proxy);
   });
 });
+
+describe('acquire honours its deadline after a lost reply and in an outage', () => {
+  test('lost create reply, then an outage: LockTimeoutError by the deadline; the node is deleted once the server is back', async () => {
+    const path = uniquePath('lost-create');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 8000 });
+    const holder = await new Mutex(fx.observer, path).acquire();
+    const m = new Mutex(session, path, { participantId: 'victim' });
+    const start = performance.now();
+    let pending!: Promise<Outcome<unknown> & { ms: number }>;
+    await loseReply(proxy, async () => (await childrenOf(path)).length === 2, () => {
+      pending = outcome(m.acquire({ timeoutMs: 1000 }), start);
+    });
+    const r = await withTimeout(pending, 1000 + SLACK_MS, 'acquire settled');
+    assert.ok(r.error instanceof LockTimeoutError, String(r.error));
+    assert.ok(r.ms < 1000 + SLACK_MS, `settled after ${r.ms} ms`);
+    // The create was applied: once reconnected, the cleanup finds it by its uuid and deletes it.
+    heal(proxy);
+    await nextState(session, 'RECONNECTED', 10000);
+    await leftBehind(path, [holder.path.slice(path.length + 1)]);
+    await holder.release();
+    await m.close();
+    await leftBehind(path, []);
+    await fx.waitNoWatches(session, path);
+  });
+
+  test('a waiter whose deadline passes in a partition settles by it; its node is deleted after the partition', async () => {
+    const path = uniquePath('partition');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 8000 });
+    const holder = await new Mutex(fx.observer, path).acquire();
+    const m = new Mutex(session, path, { participantId: 'victim' });
+    const start = performance.now();
+    const pending = outcome(m.acquire({ timeoutMs: 1500 }), start);
+    await waitFor(async () => (await childrenOf(path)).length === 2, { timeoutMs: 5000, message: 'waiter queued' });
+    proxy.blackhole();
+    const r = await withTimeout(pending, 1500 + SLACK_MS, 'acquire settled');
+    assert.ok(r.error instanceof LockTimeoutError, String(r.error));
+    assert.ok(r.ms < 1500 + SLACK_MS, `settled after ${r.ms} ms`);
+    proxy.pass();
+    await leftBehind(path, [holder.path.slice(path.length + 1)]);
+    await holder.release();
+    await m.close();
+    await leftBehind(path, []);
+    await fx.waitNoWatches(session, path);
+  });
+
+  test('an abort during an outage rejects with its reason at once', async () => {
+    const path = uniquePath('abort-outage');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 8000 });
+    const holder = await new Mutex(fx.observer, path).acquire();
+    const m = new Mutex(session, path);
+    const ac = new AbortController();
+    const pending = outcome(m.acquire({ signal: ac.signal }), performance.now());
+    await waitFor(async () => (await childrenOf(path)).length === 2, { timeoutMs: 5000, message: 'waiter queued' });
+    outage(proxy);
+    await nextState(session, 'SUSPENDED', 10000);
+    const reason = new Error('no longer needed');
+    const abortedAt = performance.now();
+    ac.abort(reason);
+    const r = await withTimeout(pending, SLACK_MS, 'acquire settled after the abort');
+    assert.equal(r.error, reason);
+    assert.ok(performance.now() - abortedAt < SLACK_MS);
+    heal(proxy);
+    await leftBehind(path, [holder.path.slice(path.length + 1)]);
+    await holder.release();
+    await m.close();
+    await leftBehind(path, []);
+    await fx.waitNoWatches(session, path);
+  });
+
+  test('renewOnLoss off: a lost create reply, then LOST: acquire rejects with SessionExpiredError; the node goes with the session', async () => {
+    const path = uniquePath('lost-final');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 2000, renewOnLoss: false });
+    const holder = await new Mutex(fx.observer, path).acquire();
+    const m = new Mutex(session, path);
+    let pending!: Promise<Outcome<unknown> & { ms: number }>;
+    await loseReply(proxy, async () => (await childrenOf(path)).length === 2, () => {
+      pending = outcome(m.acquire(), performance.now());
+    });
+    await nextState(session, 'LOST', 10000);
+    const r = await withTimeout(pending, SLACK_MS, 'acquire settled after LOST');
+    assert.ok(r.error instanceof SessionExpiredError, String(r.error));
+    await assert.rejects(withTimeout(m.acquire({ timeoutMs: 30000 }), SLACK_MS, 'a new acquire after LOST'), SessionExpiredError);
+    heal(proxy);
+    await leftBehind(path, [holder.path.slice(path.length + 1)]);
+    await holder.release();
+    await withTimeout(m.close(), SLACK_MS, 'close after LOST');
+    await leftBehind(path, []);
+  });
+});
