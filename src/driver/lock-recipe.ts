@@ -10,7 +10,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
 import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
-import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError } from '../errors.js';
+import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError } from '../errors.js';
 import { LockHandle } from './handle.js';
 import { LockDriver, type HeldNodes, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
@@ -186,14 +186,23 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
 
   /**
    * Runs `fn` while holding the lock and releases it afterwards, whatever happens. `fn` gets the
-   * handle's signal, which aborts if the lock is lost meanwhile.
+   * handle's signal, which aborts if the lock is lost meanwhile. Rejects with what `fn` threw,
+   * else with the {@link LockLostError} if the lock was lost before `fn` finished (its result may
+   * have been produced without exclusion).
    */
   protected async runWith<T>(handle: LockHandle, fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>): Promise<T> {
+    let result: T;
     try {
-      return await fn(handle.signal, handle);
+      result = await fn(handle.signal, handle);
     } finally {
-      await handle.release();
+      // A lost lock's release rejects with NotHeldError: the loss is reported below instead.
+      await handle.release().catch((err: unknown) => {
+        if (!(err instanceof NotHeldError)) throw err;
+      });
     }
+    // The signal aborts only on loss, never on release.
+    if (handle.signal.aborted) throw handle.signal.reason;
+    return result;
   }
 
   /** Holders and waiters in queue order, with their participant ids and czxids. */

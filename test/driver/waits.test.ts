@@ -191,3 +191,58 @@ describe('acquire honours its deadline after a lost reply and in an outage', () 
     await leftBehind(path, []);
   });
 });
+
+describe('what a LOST session held settles without the server', () => {
+  test('release, await using, runExclusive and close of lost locks, leases and read-write locks settle in the outage', async () => {
+    const path = uniquePath('lost-release');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 2000 });
+    const mutex = new Mutex(session, `${path}/m`);
+    const sem = new Semaphore(session, `${path}/s`, { maxLeases: 3 });
+    const rw = new ReadWriteLock(session, `${path}/rw`);
+    const m = await mutex.acquire();
+    const lease = await sem.acquire();
+    const w = await rw.writeLock().acquire();
+    let ranUntilLost = false;
+    const exclusive = outcome(
+      sem.runExclusive(async (signal) => {
+        await aborted(signal);
+        ranUntilLost = true;
+        return 'done';
+      }),
+      performance.now(),
+    );
+    await waitFor(async () => (await tree(path)).length === 7, { timeoutMs: 5000, message: 'three holders and a lease queued' });
+    outage(proxy);
+    await nextState(session, 'LOST', 10000);
+    assert.ok(m.signal.aborted && lease.signal.aborted && w.signal.aborted);
+
+    await withTimeout(assert.rejects(m.release(), NotHeldError), SLACK_MS, 'release of a lost mutex');
+    await withTimeout(lease[Symbol.asyncDispose](), SLACK_MS, 'await using of a lost lease');
+    const r = await withTimeout(exclusive, SLACK_MS, 'runExclusive of a lost lease');
+    assert.ok(ranUntilLost);
+    assert.ok(r.error instanceof LockLostError, String(r.error ?? r.value));
+    await withTimeout(Promise.all([mutex.close(), sem.close(), rw.close()]), SLACK_MS, 'close of the recipes');
+    assert.ok(!w.isHeld);
+
+    heal(proxy);
+    await nextState(session, 'CONNECTED', 10000);
+    // The server expires the old session, and its nodes go with it.
+    await waitFor(async () => (await tree(path)).every((n) => !n.includes('/')), { timeoutMs: 15000, message: 'the lost nodes expired' });
+    await fx.observer.deleteRecursive(path);
+  });
+
+  test('runExclusive rejects with LockLostError when the lock was lost while fn ran', async () => {
+    const path = uniquePath('lost-in-fn');
+    const [s] = await fx.sessionsN(1);
+    const m = new Mutex(s!, path, { watchOwnNode: true });
+    const result = m.runExclusive(async (signal, handle) => {
+      await fx.observer.delete(handle.path); // someone deletes our lock node
+      await aborted(signal);
+      return 'done';
+    });
+    await assert.rejects(result, LockLostError);
+    await m.close();
+    await leftBehind(path, []);
+    await fx.waitNoWatches(s!, path);
+  });
+});
