@@ -245,4 +245,55 @@ describe('what a LOST session held settles without the server', () => {
     await leftBehind(path, []);
     await fx.waitNoWatches(s!, path);
   });
+
+  test("LeaderLatch (policy 'lost'): close after LOST settles in the outage", async () => {
+    const path = uniquePath('latch-lost');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 2000 });
+    const latch = new LeaderLatch(session, path, { policy: 'lost' });
+    latch.start();
+    await latch.awaitLeadership({ timeoutMs: 5000 });
+    const revoked = new Promise((resolve) => latch.once('revoked', resolve));
+    outage(proxy);
+    await nextState(session, 'LOST', 10000);
+    assert.ok((await withTimeout(revoked, SLACK_MS, 'revoked')) instanceof LockLostError);
+    await withTimeout(latch.close(), SLACK_MS, 'close after LOST');
+    heal(proxy);
+    await leftBehind(path, [], 15000);
+    await fx.observer.deleteRecursive(path);
+  });
+
+  test('LeaderLatch and LeaderSelector, renewOnLoss off: after LOST they reject and stop (no busy loop)', async () => {
+    const path = uniquePath('latch-final');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 2000, renewOnLoss: false });
+    const latch = new LeaderLatch(session, `${path}/latch`);
+    const errors: Error[] = [];
+    latch.on('error', (e) => errors.push(e));
+    latch.start();
+    await latch.awaitLeadership({ timeoutMs: 5000 });
+    const selector = new LeaderSelector(session, `${path}/selector`);
+    let terms = 0;
+    const running = outcome(
+      selector.run(
+        async (signal) => {
+          terms++;
+          await aborted(signal);
+        },
+        { requeue: true },
+      ),
+      performance.now(),
+    );
+    await waitFor(() => terms === 1, { timeoutMs: 5000, message: 'the selector leads' });
+    outage(proxy);
+    await nextState(session, 'LOST', 10000);
+    const r = await withTimeout(running, SLACK_MS, 'selector.run settled after LOST');
+    assert.ok(r.error instanceof SessionExpiredError, String(r.error));
+    await assert.rejects(withTimeout(latch.awaitLeadership({ timeoutMs: 30000 }), SLACK_MS, 'awaitLeadership after LOST'), SessionExpiredError);
+    assert.equal(errors.length, 1, 'told once; the latch does not retry a session that cannot come back');
+    assert.ok(errors[0] instanceof SessionExpiredError);
+    await withTimeout(Promise.all([latch.close(), selector.close()]), SLACK_MS, 'close after LOST');
+    heal(proxy);
+    // The server expires the session: nothing but the two directories is left.
+    await waitFor(async () => (await tree(path)).every((n) => !n.includes('/')), { timeoutMs: 15000, message: 'the lost nodes expired' });
+    await fx.observer.deleteRecursive(path);
+  });
 });
