@@ -192,6 +192,73 @@ describe('acquire honours its deadline after a lost reply and in an outage', () 
   });
 });
 
+describe('the queue honours deadlines after a lost reply', () => {
+  test("take: the claim's reply is lost, then an outage: OperationTimeoutError by the deadline", async () => {
+    const path = uniquePath('take-lost');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 8000 });
+    const q = new DistributedQueue(session, path);
+    const producer = new DistributedQueue(fx.observer, path);
+    await producer.put('warm-up');
+    assert.equal((await q.take({ timeoutMs: 5000 })).toString(), 'warm-up');
+    const item = await producer.put('a');
+    const start = performance.now();
+    let pending!: Promise<Outcome<Buffer> & { ms: number }>;
+    await loseReply(proxy, async () => (await fx.observer.exists(item)) === null, () => {
+      pending = outcome(q.take({ timeoutMs: 5000 }), start);
+    });
+    const r = await withTimeout(pending, 5000 + SLACK_MS, 'take settled');
+    // At most once: the item was deleted by our claim, whose reply was lost; it is not returned.
+    assert.ok(r.error instanceof OperationTimeoutError, String(r.error ?? r.value));
+    assert.ok(r.ms < 5000 + SLACK_MS, `settled after ${r.ms} ms`);
+    heal(proxy);
+    await nextState(session, 'RECONNECTED', 10000);
+    await waitFor(async () => (await childrenOf(`${path}/consumers`)).length === 0, { timeoutMs: 10000, message: 'no consumer node' });
+    await fx.waitNoWatches(session, path);
+    await q.close();
+    await fx.observer.deleteRecursive(path);
+  });
+
+  test('put: the reply is lost, then an outage: OperationTimeoutError by the deadline, and the item is there once', async () => {
+    const path = uniquePath('put-lost');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 8000 });
+    const q = new DistributedQueue(session, path);
+    await q.put('warm-up');
+    const before = await tree(path);
+    const start = performance.now();
+    let pending!: Promise<Outcome<string> & { ms: number }>;
+    await loseReply(proxy, async () => (await tree(path)).length > before.length, () => {
+      pending = outcome(q.put('b', { timeoutMs: 3000 }), start);
+    });
+    const r = await withTimeout(pending, 3000 + SLACK_MS, 'put settled');
+    // The outcome of a write whose reply is lost is unknown to the caller; here it was applied.
+    assert.ok(r.error instanceof OperationTimeoutError, String(r.error ?? r.value));
+    assert.ok(r.ms < 3000 + SLACK_MS, `settled after ${r.ms} ms`);
+    heal(proxy);
+    await nextState(session, 'RECONNECTED', 10000);
+    assert.equal(await q.size(), 2, 'the item is there once, not twice');
+    await q.close();
+    await fx.observer.deleteRecursive(path);
+  });
+
+  test('put, renewOnLoss off: the reply is lost, then LOST: rejects with SessionExpiredError', async () => {
+    const path = uniquePath('put-final');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 2000, renewOnLoss: false });
+    const q = new DistributedQueue(session, path);
+    await q.put('warm-up');
+    const before = await tree(path);
+    let pending!: Promise<Outcome<string> & { ms: number }>;
+    await loseReply(proxy, async () => (await tree(path)).length > before.length, () => {
+      pending = outcome(q.put('b'), performance.now());
+    });
+    await nextState(session, 'LOST', 10000);
+    const r = await withTimeout(pending, SLACK_MS, 'put settled after LOST');
+    assert.ok(r.error instanceof SessionExpiredError, String(r.error ?? r.value));
+    heal(proxy);
+    await q.close();
+    await fx.observer.deleteRecursive(path);
+  });
+});
+
 describe('what a LOST session held settles without the server', () => {
   test('release, await using, runExclusive and close of lost locks, leases and read-write locks settle in the outage', async () => {
     const path = uniquePath('lost-release');
@@ -294,6 +361,58 @@ describe('what a LOST session held settles without the server', () => {
     heal(proxy);
     // The server expires the session: nothing but the two directories is left.
     await waitFor(async () => (await tree(path)).every((n) => !n.includes('/')), { timeoutMs: 15000, message: 'the lost nodes expired' });
+    await fx.observer.deleteRecursive(path);
+  });
+
+  test('queue consumer: close after LOST settles in the outage; the item is delivered again later', async () => {
+    const path = uniquePath('consume-lost');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 2000 });
+    const q = new DistributedQueue(session, path);
+    await new DistributedQueue(fx.observer, path).put('a');
+    let started!: () => void;
+    const handling = new Promise<void>((resolve) => (started = resolve));
+    const consuming = q.consume(async (_data, delivery) => {
+      started();
+      await aborted(delivery.signal);
+    });
+    await withTimeout(handling, 5000, 'handler started');
+    outage(proxy);
+    await nextState(session, 'LOST', 10000);
+    await withTimeout(q.close(), SLACK_MS, 'close after LOST');
+    await withTimeout(consuming, SLACK_MS, 'consume settled');
+    heal(proxy);
+    // The claim went with the session: another consumer gets the item again.
+    const other = new DistributedQueue(fx.observer, path);
+    const redelivered = new Promise<number>((resolve) => {
+      void other.consume((_d, delivery) => resolve(delivery.redeliveries));
+    });
+    assert.equal(await withTimeout(redelivered, 15000, 'redelivery'), 1);
+    await other.close();
+    await waitFor(async () => (await tree(`${path}/claims`)).length === 0 && (await tree(`${path}/consumers`)).length === 0, { timeoutMs: 10000, message: 'no claim or consumer left' });
+    await fx.observer.deleteRecursive(path);
+  });
+
+  test('closing the session under a running latch and consumer stops them (no busy loop)', async () => {
+    const path = uniquePath('session-closed');
+    const [s] = await fx.sessionsN(1);
+    const latch = new LeaderLatch(s!, `${path}/latch`);
+    const errors: Error[] = [];
+    latch.on('error', (e) => errors.push(e));
+    latch.start();
+    await latch.awaitLeadership({ timeoutMs: 5000 });
+    const q = new DistributedQueue(s!, `${path}/q`);
+    const consuming = outcome(q.consume(() => undefined), performance.now());
+    await waitFor(async () => (await childrenOf(`${path}/q/consumers`)).length === 1, { timeoutMs: 5000, message: 'the consumer waits at the head' });
+    await s!.close();
+    // Before: both loops retried at once, forever, on microtasks only: the process froze here.
+    const r = await withTimeout(consuming, SLACK_MS, 'consume settled after the session closed');
+    assert.ok(r.error instanceof ClosedError, String(r.error));
+    await assert.rejects(withTimeout(latch.awaitLeadership(), SLACK_MS, 'awaitLeadership after the session closed'), ClosedError);
+    assert.equal(errors.length, 1, 'told once; the latch does not retry a closed session');
+    assert.ok(errors[0] instanceof ClosedError);
+    await withTimeout(Promise.all([latch.close(), q.close()]), SLACK_MS, 'close');
+    // The persistent directories stay; no node of the closed session does.
+    await waitFor(async () => (await tree(path)).every((n) => !n.includes('_c_')), { timeoutMs: 5000, message: 'no node of the closed session' });
     await fx.observer.deleteRecursive(path);
   });
 });
