@@ -240,21 +240,33 @@ describe('the queue honours deadlines after a lost reply', () => {
     await fx.observer.deleteRecursive(path);
   });
 
-  test('put, renewOnLoss off: the reply is lost, then LOST: rejects with SessionExpiredError', async () => {
-    const path = uniquePath('put-final');
+  test('renewOnLoss off: put after a lost reply, a waiting take and a consumer reject with SessionExpiredError after LOST', async () => {
+    const path = uniquePath('queue-final');
     const { session, proxy } = await proxied({ sessionTimeoutMs: 2000, renewOnLoss: false });
-    const q = new DistributedQueue(session, path);
+    const q = new DistributedQueue(session, `${path}/put`);
     await q.put('warm-up');
-    const before = await tree(path);
+    const takes = new DistributedQueue(session, `${path}/take`);
+    const taking = outcome(takes.take({ timeoutMs: 60000 }), performance.now());
+    const consumer = new DistributedQueue(session, `${path}/consume`);
+    const consuming = outcome(consumer.consume(() => undefined), performance.now());
+    await waitFor(async () => (await childrenOf(`${path}/take/consumers`)).length === 1 && (await childrenOf(`${path}/consume/consumers`)).length === 1, {
+      timeoutMs: 5000,
+      message: 'the take and the consumer wait',
+    });
+    const before = await tree(`${path}/put`);
     let pending!: Promise<Outcome<string> & { ms: number }>;
-    await loseReply(proxy, async () => (await tree(path)).length > before.length, () => {
+    await loseReply(proxy, async () => (await tree(`${path}/put`)).length > before.length, () => {
       pending = outcome(q.put('b'), performance.now());
     });
     await nextState(session, 'LOST', 10000);
-    const r = await withTimeout(pending, SLACK_MS, 'put settled after LOST');
-    assert.ok(r.error instanceof SessionExpiredError, String(r.error ?? r.value));
+    const waits: [string, Promise<Outcome<unknown>>][] = [['put', pending], ['take', taking], ['consume', consuming]];
+    for (const [what, p] of waits) {
+      const r = await withTimeout(p, SLACK_MS, `${what} settled after LOST`);
+      assert.ok(r.error instanceof SessionExpiredError, `${what}: ${String(r.error ?? r.value)}`);
+    }
     heal(proxy);
-    await q.close();
+    await withTimeout(Promise.all([q.close(), takes.close(), consumer.close()]), SLACK_MS, 'close after LOST');
+    await waitFor(async () => (await tree(path)).every((n) => !n.includes('_c_')), { timeoutMs: 15000, message: 'the lost nodes expired' });
     await fx.observer.deleteRecursive(path);
   });
 });
