@@ -49,7 +49,11 @@ export interface SessionOptions {
    * servers' `jute.maxbuffer`.
    */
   maxPacketBytes?: number;
-  /** Start a new session automatically after `LOST`. Default true. */
+  /**
+   * Start a new session automatically after `LOST`. Default true. When false, `LOST` is final:
+   * calls and {@link ZkSession.waitConnected} (so every recipe's waits) reject with
+   * {@link SessionExpiredError}.
+   */
   renewOnLoss?: boolean;
   /** @internal Join an existing session (the test kit uses it to force an expiry). */
   join?: SessionCredentials;
@@ -220,7 +224,11 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     return { sessionId: this.gen.raw.getSessionId(), password: this.gen.raw.getSessionPassword() };
   }
 
-  /** Resolves once connected (`CONNECTED` or `RECONNECTED`); rejects on close, timeout or abort. */
+  /**
+   * Resolves once connected (`CONNECTED` or `RECONNECTED`); rejects on close, timeout or abort,
+   * and with {@link SessionExpiredError} once the session is `LOST` and `renewOnLoss` is off
+   * (it will never connect again).
+   */
   async waitConnected(opts: WaitOptions = {}): Promise<void> {
     const timeoutMs = checkTimeout(opts.timeoutMs);
     const signal = checkSignal(opts.signal);
@@ -232,7 +240,9 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     const onState = (): void => {
       if (this.isConnected()) done.resolve();
       else if (this.currentState === 'CLOSED') done.reject(new ClosedError('session closed while waiting to connect'));
+      else if (this.currentState === 'LOST' && !this.renewOnLoss) done.reject(this.finallyLost());
     };
+    onState();
     this.on('state', onState);
     const timer =
       timeoutMs === undefined
@@ -247,6 +257,13 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
       clearTimeout(timer);
       this.off('state', onState);
     }
+  }
+
+  private finallyLost(): SessionExpiredError {
+    return new SessionExpiredError('SESSION_EXPIRED', `session 0x${this.gen.sessionId.toString(16)} to ${this.connectString} was lost and renewOnLoss is off: it will not connect again; create a new ZkSession`, {
+      zkCode: ZK_SESSION_EXPIRED,
+      cause: this.gen.controller.signal.reason,
+    });
   }
 
   protected isConnected(): boolean {

@@ -11,10 +11,10 @@ import type { HeldNodes } from './lock-driver.js';
 /** What a handle calls back into its recipe. @internal */
 export interface HandleHooks {
   /**
-   * Deletes the nodes (through connection loss) and does the recipe's bookkeeping. Resolves to
-   * whether the nodes were still there to delete.
+   * Deletes the nodes (through connection loss, until they are gone or `held`'s session is) and
+   * does the recipe's bookkeeping. Resolves to whether the nodes were still there to delete.
    */
-  release(handle: LockHandle): Promise<boolean>;
+  release(handle: LockHandle, held: HeldNodes): Promise<boolean>;
   /** Reports a loss (event). */
   lost(handle: LockHandle, reason: LockLostError): void;
 }
@@ -100,13 +100,18 @@ export class LockHandle implements AsyncDisposable {
    * {@link NotHeldError} when the handle was already released, when the lock had been lost, or
    * when our node turned out to be gone already (deleted by someone else), after making sure
    * nothing of ours is left.
+   *
+   * Never waits for a server that is gone: when the lock's session has ended (`LOST` or closed),
+   * its nodes went with it, so this settles at once, with {@link NotHeldError}. While the
+   * connection is only suspended it waits for the same session to come back, at the latest until
+   * the session is `LOST`.
    */
   release(): Promise<void> {
     if (this.releasing) return Promise.reject(new NotHeldError(`lock ${this.path} was already released`, { path: this.path }));
     let lost = this.controller.signal.aborted ? (this.controller.signal.reason as LockLostError) : undefined;
     this.releasing = (async () => {
       this.held.sessionSignal.removeEventListener('abort', this.onSessionEnd);
-      const deleted = await this.hooks.release(this);
+      const deleted = await this.hooks.release(this, this.held);
       if (!deleted && !lost && !this.controller.signal.aborted) {
         // Our node was gone before we released it (deleted by someone): the lock was not ours.
         lost = new LockLostError(`lock ${this.path} lost: our node was already gone at release`, { path: this.path });
@@ -143,7 +148,10 @@ export class LockHandle implements AsyncDisposable {
     this.lose(why, cause);
   }
 
-  /** Releases unless already released; for `await using`. A lost lock is not an error here. */
+  /**
+   * Releases unless already released; for `await using`. A lost lock is not an error here, and
+   * a lock whose session ended settles at once (see {@link release}).
+   */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.releasing) return this.releasing;
     await this.release().catch((err: unknown) => {

@@ -8,6 +8,8 @@ import type { ZkSession } from '../client/session.js';
 import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { Background, raceAbort, within } from '../util/abort.js';
+import { graceFor } from './grace.js';
 import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
 
@@ -88,6 +90,8 @@ interface Entered {
   czxid: bigint;
   /** The session that owns our node(s) (their ephemeralOwner). */
   owner: bigint;
+  /** Aborts when the session the create was sent in ends: our node(s) go with it. */
+  ownerSignal: AbortSignal;
   listing: Promise<{ children: string[]; stat: Stat }>;
 }
 
@@ -101,6 +105,8 @@ const noop = (): void => undefined;
  * one acquisition lives in that call.
  */
 export class LockDriver {
+  private readonly background = new Background();
+
   constructor(
     private readonly session: ZkSession,
     /** The lock directory. */
@@ -110,44 +116,60 @@ export class LockDriver {
 
   /**
    * Enters the queue and waits for the predicate to grant. Resolves to the held nodes, or null
-   * when `timeoutMs` ran out (or was 0 and we do not hold at once). On timeout, abort or error
-   * our nodes are deleted before this settles; nothing is left behind.
+   * when `timeoutMs` ran out (or was 0 and we do not hold at once). Every wait inside, reconnects
+   * and lookups after a lost reply included, ends with the deadline or `signal`.
+   *
+   * On timeout, abort or error our nodes are deleted: before this settles when connected (within
+   * a short grace, see `grace.ts`); in an outage this settles at once and the deletion goes on in the
+   * background until the nodes are gone or their session is (a node whose create reply was lost
+   * is found by its uuid once reconnected). Nothing is left behind.
    */
   async acquire(req: AcquireRequest): Promise<HeldNodes | null> {
     const timeout = req.timeoutMs !== undefined && req.timeoutMs > 0 ? AbortSignal.timeout(req.timeoutMs) : undefined;
     const signals = [req.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
     const giveUp = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     const prefix = protectedPrefix();
-    for (;;) {
-      giveUp?.throwIfAborted();
-      const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
-        if (timeout?.aborted && !req.signal?.aborted) return null;
-        const restart = err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed);
-        // A node in another's place is valid only beside it, in its session: never start over.
-        if (req.inPlaceOf && (restart || err instanceof SessionExpiredError)) throw placeLost(req.inPlaceOf, err instanceof Restart ? err.message : 'its session ended', err);
-        if (restart) return undefined;
-        throw err;
-      });
-      if (held !== undefined) return held;
-      // The session was lost (or our node deleted) mid-way: start over in the current session.
-      await this.session.waitConnected({ signal: giveUp }).catch((err: unknown) => {
-        if (timeout?.aborted && !req.signal?.aborted) return;
-        throw err;
-      });
+    try {
+      for (;;) {
+        giveUp?.throwIfAborted();
+        // Create only while connected: a create queued in an outage would go out long after.
+        // After LOST with renewal off this rejects (SessionExpiredError).
+        await this.session.waitConnected({ signal: giveUp });
+        const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
+          const restart = err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed);
+          // A node in another's place is valid only beside it, in its session: never start over.
+          if (req.inPlaceOf && (restart || err instanceof SessionExpiredError)) throw placeLost(req.inPlaceOf, err instanceof Restart ? err.message : 'its session ended', err);
+          // The session was lost (or our node deleted) mid-way: start over in the current session.
+          if (restart) return undefined;
+          throw err;
+        });
+        if (held !== undefined) return held;
+      }
+    } catch (err) {
       if (timeout?.aborted && !req.signal?.aborted) return null;
+      throw err;
     }
   }
 
   private async attempt(req: AcquireRequest, prefix: string, giveUp: AbortSignal | undefined): Promise<HeldNodes | null> {
     const count = req.count ?? 1;
-    const entered = req.inPlaceOf ? await this.enterInPlace(req, req.inPlaceOf, prefix, giveUp) : await this.enter(req, prefix, count, giveUp);
-    const paths = entered.names.map((n) => joinPath(this.dir, n));
+    const entering = req.inPlaceOf ? this.enterInPlace(req, req.inPlaceOf, prefix, giveUp) : this.enter(req, prefix, count, giveUp);
+    let entered: Entered;
+    try {
+      entered = await raceAbort(entering, giveUp);
+    } catch (err) {
+      // Given up while our node was on its way: it may still be created, or found after a lost
+      // reply; delete it then. `enter` ends by itself, at the latest with its session.
+      if (giveUp?.aborted) await this.abandonNodes(entering.then((e) => ({ paths: this.pathsOf(e), owner: e.ownerSignal })));
+      throw err;
+    }
+    const paths = this.pathsOf(entered);
     // The node must belong to the session we now rely on: if the session was renewed while the
     // create was on its way, start over rather than tie the lock to the wrong session.
     const sessionSignal = this.session.signal;
     const sessionId = this.session.sessionId;
     if (entered.owner !== sessionId || sessionSignal.aborted) {
-      await this.remove(paths);
+      await this.abandon(paths, entered.ownerSignal);
       throw new Restart(`our node ${paths[0]} belongs to session 0x${entered.owner.toString(16)}, not the current one`);
     }
     const own = req.watchOwnNode ? new AbortController() : undefined;
@@ -155,21 +177,25 @@ export class LockDriver {
     // try-once acquisition sets it only if it holds.
     let ownWatch = own && req.timeoutMs !== 0 ? this.watchOwn(paths[0] as string, own.signal) : undefined;
     ownWatch?.catch(noop);
+    // Delete first: the deletion fires our own watch, so no watch removal is needed.
+    const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own?.abort(why));
     try {
       const granted = await this.waitForTurn(entered, count, req, giveUp, ownWatch);
       if (!granted) {
-        await this.remove(paths);
+        await letGo();
         return null;
       }
       if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
-      const watched = ownWatch ? (await ownWatch).changed : undefined;
+      const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
       return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own };
     } catch (err) {
-      // Delete first: the deletion fires our own watch, so no watch removal is needed.
-      await this.remove(paths);
-      own?.abort(err);
+      await letGo(err);
       throw err;
     }
+  }
+
+  private pathsOf(entered: Entered): string[] {
+    return entered.names.map((n) => joinPath(this.dir, n));
   }
 
   // Wrapped in an object: a promise resolved with a promise would wait for the watch to fire.
@@ -186,11 +212,15 @@ export class LockDriver {
 
   /**
    * Creates our node(s) with a protected name, and sends the listing right behind the create
-   * (a session's requests are processed in order, so it sees our node).
+   * (a session's requests are processed in order, so it sees our node). Not bounded by the
+   * caller: it may go on after the caller gave up (see `attempt`), but never creates again then,
+   * and it ends at the latest when the session of its create ends.
    */
   private async enter(req: AcquireRequest, prefix: string, count: number, giveUp: AbortSignal | undefined): Promise<Entered> {
     const base = joinPath(this.dir, prefix + this.spec.lockName);
     for (;;) {
+      giveUp?.throwIfAborted();
+      const owner = this.session.signal;
       const created =
         count === 1
           ? this.session
@@ -205,24 +235,22 @@ export class LockDriver {
         const made = await created;
         const names = made.paths.map((p) => p.slice(this.dir.length + 1));
         // One multi is one transaction: all its nodes share one czxid.
-        const stat = made.stat ?? (await this.statOf(made.paths[0] as string));
-        return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, listing };
+        const stat = made.stat ?? (await raceAbort(this.statOf(made.paths[0] as string), owner));
+        return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, ownerSignal: owner, listing };
       } catch (err) {
         if (err instanceof NoNodeError) {
-          await this.session.mkdirp(this.dir, { data: this.spec.dirData });
+          // Raced: once the session ends, mkdirp's creates would wait for the next one.
+          await raceAbort(this.session.mkdirp(this.dir, { data: this.spec.dirData }), owner);
           continue;
         }
         if (!(err instanceof ConnectionLossError)) throw err;
         // The create may have been applied: adopt our node by its uuid rather than create a
-        // second one (never two nodes for one attempt, never an orphan). Look even if we are
-        // giving up, so that a node that did get created is deleted.
-        await this.session.waitConnected();
-        const found = await this.findOurs(prefix, count);
-        if (giveUp?.aborted) {
-          if (found) await this.remove(found.names.map((n) => joinPath(this.dir, n)));
-          giveUp.throwIfAborted();
-        }
-        if (found) return found;
+        // second one (never two nodes for one attempt, never an orphan). Look even if the caller
+        // gave up, so that a node that did get created is deleted. If the session ends first,
+        // its node went with it: the wait ends with SessionExpiredError (or ClosedError).
+        await this.session.waitConnected({ signal: owner });
+        const found = await raceAbort(this.findOurs(prefix, count, owner), owner);
+        if (found) return { ...found, ownerSignal: owner };
       }
     }
   }
@@ -242,10 +270,11 @@ export class LockDriver {
     const name = prefix + this.spec.lockName + formatSeq(seq);
     const path = joinPath(this.dir, name);
     let sent = false;
+    let sessionSignal = this.session.signal;
     try {
       for (;;) {
         if (!place.isHeld) throw placeLost(place, 'it is no longer held');
-        const sessionSignal = this.session.signal;
+        sessionSignal = this.session.signal;
         if (this.session.sessionId !== place.sessionId || sessionSignal.aborted) throw placeLost(place, `its session 0x${place.sessionId.toString(16)} ended`);
         sent = true;
         const created = this.session.multi([
@@ -258,12 +287,12 @@ export class LockDriver {
           await created;
           // Sent in `place`'s session (checked above, same tick): the node is its ephemeral, and
           // our token is `place`'s, so no read for a Stat.
-          return this.inPlace(name, place, listing);
+          return this.inPlace(name, place, listing, sessionSignal);
         } catch (err) {
           if (err instanceof NoNodeError && err.opIndex === 0) throw placeLost(place, 'its node is gone', err);
           if (err instanceof SessionExpiredError) throw placeLost(place, 'its session ended', err);
           // Applied already (an earlier reply was lost): the path is this attempt's alone.
-          if (err instanceof NodeExistsError && err.opIndex === 1) return this.adoptInPlace(name, place, giveUp);
+          if (err instanceof NodeExistsError && err.opIndex === 1) return this.adoptInPlace(name, place, giveUp, sessionSignal);
           if (!(err instanceof ConnectionLossError)) throw err;
         }
         // Wait for the same session, even if giving up (a node created in it must be found and
@@ -272,25 +301,25 @@ export class LockDriver {
           throw err instanceof ClosedError ? err : placeLost(place, 'its session ended', err);
         });
         if (this.session.sessionId !== place.sessionId) continue; // renewed: refused at the top
-        if (await this.session.exists(path)) return this.adoptInPlace(name, place, giveUp);
+        if (await raceAbort(this.session.exists(path), sessionSignal)) return this.adoptInPlace(name, place, giveUp, sessionSignal);
         giveUp?.throwIfAborted();
       }
     } catch (err) {
-      if (sent) await this.remove([path]);
+      if (sent) await this.remove([path], sessionSignal);
       throw err;
     }
   }
 
   /** Our node exists (its name is this attempt's, created only in `place`'s session): take it. */
-  private adoptInPlace(name: string, place: InPlaceOf, giveUp: AbortSignal | undefined): Entered {
+  private adoptInPlace(name: string, place: InPlaceOf, giveUp: AbortSignal | undefined, owner: AbortSignal): Entered {
     giveUp?.throwIfAborted();
     const listing = this.session.getChildren(this.dir);
     listing.catch(noop);
-    return this.inPlace(name, place, listing);
+    return this.inPlace(name, place, listing, owner);
   }
 
-  private inPlace(name: string, place: InPlaceOf, listing: Entered['listing']): Entered {
-    return { names: [name], czxid: place.fencingToken, owner: place.sessionId, listing };
+  private inPlace(name: string, place: InPlaceOf, listing: Entered['listing'], ownerSignal: AbortSignal): Entered {
+    return { names: [name], czxid: place.fencingToken, owner: place.sessionId, ownerSignal, listing };
   }
 
   private async statOf(path: string): Promise<Stat> {
@@ -306,7 +335,7 @@ export class LockDriver {
    * from an earlier session of this acquisition are deleted (they would go with that session,
    * but meanwhile they hold a place in the queue); so is an incomplete set of ours.
    */
-  private async findOurs(prefix: string, count: number): Promise<Entered | undefined> {
+  private async findOurs(prefix: string, count: number, owner: AbortSignal): Promise<Omit<Entered, 'ownerSignal'> | undefined> {
     await this.session.sync(this.dir);
     const listing = await this.session.getChildren(this.dir).catch((err: unknown) => {
       if (err instanceof NoNodeError) return { children: [] as string[] };
@@ -318,10 +347,10 @@ export class LockDriver {
     const sessionId = this.session.sessionId;
     const ours = names.filter((_, i) => stats[i]?.ephemeralOwner === sessionId);
     const stale = names.filter((n, i) => stats[i] && !ours.includes(n));
-    await this.remove(stale.map((n) => joinPath(this.dir, n)));
+    await this.remove(stale.map((n) => joinPath(this.dir, n)), owner);
     if (ours.length === 0) return undefined;
     if (ours.length !== count) {
-      await this.remove(ours.map((n) => joinPath(this.dir, n)));
+      await this.remove(ours.map((n) => joinPath(this.dir, n)), owner);
       return undefined;
     }
     const stat = stats[names.indexOf(ours[0] as string)] as Stat;
@@ -347,8 +376,8 @@ export class LockDriver {
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
   ): Promise<boolean> {
     const ours = entered.names[0] as string;
-    let listing = await entered.listing;
-    await req.onListing?.(listing.stat);
+    let listing = await raceAbort(entered.listing, giveUp);
+    await raceAbort(Promise.resolve(req.onListing?.(listing.stat)), giveUp);
     let queue = sortChildren(listing.children, this.spec.kinds);
     let trusted = true; // false: the snapshot was reduced by deletions we were told of
     let insertable = false; // a removed node's holder may have inserted one in its place
@@ -362,6 +391,8 @@ export class LockDriver {
       watches.get(name)?.abort.abort();
       watches.delete(name);
     };
+    // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
+    const scope = new AbortController();
     try {
       for (;;) {
         const index = queue.findIndex((n) => n.name === ours);
@@ -370,7 +401,7 @@ export class LockDriver {
         if (decision.hold ? !trusted && insertable : !trusted) {
           // A reduced snapshot may still list nodes that left unseen (we only watch a few):
           // one listing beats probing them one by one.
-          listing = await this.session.getChildren(this.dir);
+          listing = await raceAbort(this.session.getChildren(this.dir), giveUp);
           queue = sortChildren(listing.children, this.spec.kinds);
           trusted = true;
           insertable = false;
@@ -379,7 +410,7 @@ export class LockDriver {
         if (decision.hold) return true;
         if (req.timeoutMs === 0) return false;
         for (const name of watches.keys()) if (!decision.waitOn.includes(name)) dropWatch(name);
-        const missing = await this.watchAll(decision.waitOn, watches);
+        const missing = await raceAbort(this.watchAll(decision.waitOn, watches, scope.signal), giveUp);
         if (missing.length > 0) {
           remove(missing);
           continue;
@@ -390,6 +421,7 @@ export class LockDriver {
         if (event.type === 'NODE_DELETED') remove([event.name]);
       }
     } finally {
+      scope.abort();
       for (const name of [...watches.keys()]) dropWatch(name);
     }
   }
@@ -398,9 +430,10 @@ export class LockDriver {
    * Sets a getData watch on each name not yet watched (pipelined). Returns the names already
    * gone. Every read is settled before this returns or throws: a read answered after the caller
    * gave up would leave a listener and a server watch nobody drops. On failure the watches this
-   * call set are dropped, and the first error is thrown.
+   * call set are dropped, and the first error is thrown; so is a watch set after `scope` aborted
+   * (the wait ended meanwhile).
    */
-  private async watchAll(names: readonly string[], watches: Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>): Promise<string[]> {
+  private async watchAll(names: readonly string[], watches: Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>, scope: AbortSignal): Promise<string[]> {
     const todo = names.filter((name) => !watches.has(name));
     const results = await Promise.allSettled(
       todo.map(async (name) => {
@@ -417,7 +450,7 @@ export class LockDriver {
       if (r.status === 'rejected') {
         // Gone already: no watch was left on the server (getData, not exists).
         if (r.reason instanceof NoNodeError) gone.push(name);
-      } else if (failed) r.value.abort.abort();
+      } else if (failed || scope.aborted) r.value.abort.abort();
       else watches.set(name, r.value);
     }
     if (failed) throw failed.reason;
@@ -466,33 +499,54 @@ export class LockDriver {
   }
 
   /**
-   * Deletes our nodes, retrying through connection loss until they are gone or the session is
-   * (its ephemerals go with it). Local state may be dropped only after this. Resolves to whether
-   * this call deleted them all (false: some were already gone, or the session ended).
+   * Deletes our nodes, retrying through connection loss until they are gone or their session is
+   * (`owner` aborted: its ephemerals went with it, so nothing is sent and nothing waited for).
+   * Ends at the latest when that session is LOST or closed. Resolves to whether this call deleted
+   * them all (false: some were already gone, or the session ended).
    */
-  async remove(paths: readonly string[]): Promise<boolean> {
+  async remove(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
     let all = true;
     for (const path of paths) {
       for (;;) {
+        if (owner.aborted || this.session.closed) {
+          all = false;
+          break;
+        }
         try {
-          await this.session.delete(path);
+          // Raced: a retry after the session ended would go to the next session, and wait for it.
+          await raceAbort(this.session.delete(path), owner);
           break;
         } catch (err) {
-          if (err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) {
+          if (owner.aborted || err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) {
             all = false;
             break;
           }
           if (!(err instanceof ConnectionLossError)) throw err;
-          // Bounded: waitConnected ends with LOST (SessionExpired above) or CLOSED at the latest.
-          await this.session.waitConnected().catch(noop);
-          if (this.session.closed) {
-            all = false;
-            break;
-          }
+          await this.session.waitConnected({ signal: owner }).catch(noop);
         }
       }
     }
     return all;
+  }
+
+  /**
+   * Deletes our nodes like {@link remove}, for a caller that gives up and must not wait for an
+   * outage to end: waits while connected (at most a short grace, see `grace.ts`), then lets the
+   * deletion go on in the background ({@link idle} waits for it).
+   */
+  abandon(paths: readonly string[], owner: AbortSignal): Promise<void> {
+    return this.abandonNodes(Promise.resolve({ paths, owner }));
+  }
+
+  /** Like {@link abandon}, for nodes still on their way; `then` runs after the deletion. */
+  private abandonNodes(nodes: Promise<{ paths: readonly string[]; owner: AbortSignal }>, then?: () => void): Promise<void> {
+    const work = this.background.track(nodes.then((n) => this.remove(n.paths, n.owner)).finally(then));
+    return within(work, graceFor(this.session));
+  }
+
+  /** Resolves once the deletions left running by callers that gave up have ended. */
+  idle(): Promise<void> {
+    return this.background.idle();
   }
 
   /** Lists the queue, sorted (for participants()). */

@@ -10,9 +10,9 @@ import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
 import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
-import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError } from '../errors.js';
+import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError } from '../errors.js';
 import { LockHandle } from './handle.js';
-import { LockDriver, type InPlaceOf, type LockSpec } from './lock-driver.js';
+import { LockDriver, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
 import { ParentReaper } from './reaper.js';
 
@@ -35,7 +35,11 @@ export interface LockOptions {
   reapParentAfterMs?: number;
 }
 
-/** Options of a blocking acquisition. */
+/**
+ * Options of a blocking acquisition. Both are honoured also in an outage and after a lost reply:
+ * the call settles within a second of the deadline (or abort), and our node is deleted before
+ * it settles while connected, else once the server is back (or it goes with its session).
+ */
 export interface AcquireOptions {
   /** Give up after this many ms with {@link LockTimeoutError}. Default: wait without limit. */
   timeoutMs?: number;
@@ -172,7 +176,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       throw new LockTimeoutError(`could not acquire ${this.what} ${this.path} within ${timeoutMs} ms`, { path: this.path });
     }
     const handle = new LockHandle(this.session, held, {
-      release: (h) => this.releaseHandle(h),
+      release: (h, nodes) => this.releaseHandle(h, nodes),
       lost: (h, reason) => this.emit('lost', h, reason),
     });
     const accepted = await this.state.runExclusive(() => {
@@ -188,8 +192,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     return handle;
   }
 
-  private async releaseHandle(handle: LockHandle): Promise<boolean> {
-    const deleted = await this.driver.remove(handle.paths);
+  private async releaseHandle(handle: LockHandle, nodes: HeldNodes): Promise<boolean> {
+    const deleted = await this.driver.remove(nodes.paths, nodes.sessionSignal);
     await this.state.runExclusive(() => this.held.delete(handle));
     this.reaper.touch(this.path);
     this.emit('released', handle);
@@ -198,14 +202,23 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
 
   /**
    * Runs `fn` while holding the lock and releases it afterwards, whatever happens. `fn` gets the
-   * handle's signal, which aborts if the lock is lost meanwhile.
+   * handle's signal, which aborts if the lock is lost meanwhile. Rejects with what `fn` threw,
+   * else with the {@link LockLostError} if the lock was lost before `fn` finished (its result may
+   * have been produced without exclusion).
    */
   protected async runWith<T>(handle: LockHandle, fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>): Promise<T> {
+    let result: T;
     try {
-      return await fn(handle.signal, handle);
+      result = await fn(handle.signal, handle);
     } finally {
-      await handle.release();
+      // A lost lock's release rejects with NotHeldError: the loss is reported below instead.
+      await handle.release().catch((err: unknown) => {
+        if (!(err instanceof NotHeldError)) throw err;
+      });
     }
+    // The signal aborts only on loss, never on release.
+    if (handle.signal.aborted) throw handle.signal.reason;
+    return result;
   }
 
   /** Holders and waiters in queue order, with their participant ids and czxids. */
@@ -234,6 +247,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   /**
    * Releases everything this instance holds, gives up its pending acquisitions (they reject with
    * {@link ClosedError}) and removes its nodes and watches. Idempotent; the session stays open.
+   * Never waits for a server that is gone: nodes of a session that is `LOST` went with it; a
+   * merely suspended session is waited for until it is back or `LOST`.
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
@@ -242,9 +257,11 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
         return [...this.held];
       });
       await Promise.all([...handles.map((h) => h[Symbol.asyncDispose]()), ...[...this.pending].map((p) => p.catch(() => undefined))]);
+      // Deletions left running by acquisitions that gave up (each ends with its session at the latest).
+      await this.driver.idle();
       this.reaper.stop();
       // Best effort: the directory goes if nobody else uses it (others re-create it on demand).
-      if (!this.session.closed) await this.session.delete(this.path).catch(() => undefined);
+      await this.reaper.removeNow(this.path);
       this.session.off('state', this.onState);
     })();
     return this.closing;

@@ -8,6 +8,8 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
+import { raceAbort, within } from '../util/abort.js';
+import { graceFor } from './grace.js';
 
 /** Schedules best-effort deletion of empty directories after a grace period. */
 export class ParentReaper {
@@ -36,6 +38,16 @@ export class ParentReaper {
   cancel(dir: string): void {
     clearTimeout(this.timers.get(dir));
     this.timers.delete(dir);
+  }
+
+  /**
+   * Deletes `dir` now if it is empty (on close), best effort: only while connected, and without
+   * waiting more than a moment for the reply (never for an outage to end).
+   */
+  async removeNow(dir: string): Promise<void> {
+    const grace = graceFor(this.session);
+    if (this.session.closed || grace === 0) return;
+    await within(raceAbort(this.session.delete(dir, { version: -1 }), this.session.signal), grace);
   }
 
   /** Drops every pending removal (on close). */

@@ -12,8 +12,9 @@ import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { ParentReaper } from '../driver/reaper.js';
-import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError } from '../errors.js';
-import { deferred, raceAbort } from '../util/abort.js';
+import { backoffDelay, DEFAULT_RETRY } from '../client/retry.js';
+import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { deferred, delay, raceAbort } from '../util/abort.js';
 
 /** When a leader stops considering itself leader. */
 export type LeadershipPolicy = 'suspended' | 'lost';
@@ -53,7 +54,11 @@ export interface LeaderLatchEvents {
   elected: (signal: AbortSignal, fencingToken: bigint) => void;
   /** This participant's leadership ended (suspension, loss, node deleted, or close). */
   revoked: (reason: LockLostError | ClosedError) => void;
-  /** Something went wrong while (re-)entering the election; it is retried. */
+  /**
+   * Something went wrong while (re-)entering the election; it is retried after a backoff. When
+   * the session is closed, or `LOST` with `renewOnLoss` off, the participant leaves the election
+   * for good: this is emitted once with that error.
+   */
   error: (error: Error) => void;
 }
 
@@ -82,6 +87,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private loop: Promise<void> | undefined;
   private leadership: AbortController | undefined;
   private termToken: bigint | undefined;
+  // Aborted when the election loop stopped for good (session closed, or LOST for good).
+  private readonly ended = new AbortController();
   private readonly onState: (s: ConnectionState) => void;
 
   /** Creates a participant on `path`; call `start()` to enter the election. */
@@ -147,7 +154,9 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
 
   /**
    * Resolves once this participant is leader (at once if it is). Rejects with
-   * `LockTimeoutError` after `timeoutMs`, the abort reason, or `ClosedError` on close.
+   * `LockTimeoutError` after `timeoutMs`, the abort reason, `ClosedError` on close, and
+   * `SessionExpiredError` (or `ClosedError`) once the participant left the election because its
+   * session is `LOST` with `renewOnLoss` off (or closed): it can never be elected then.
    */
   async awaitLeadership(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
     const timeoutMs = checkTimeout(options.timeoutMs);
@@ -155,11 +164,14 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);
     if (!this.started) throw new IllegalStateError(`leader latch ${this.path} was not started; call start() first`);
     if (this.hasLeadership) return;
+    if (this.ended.signal.aborted) throw this.leftElection();
     const elected = deferred<void>();
     const onElected = (): void => elected.resolve();
     this.on('elected', onElected);
     const onClose = (): void => elected.reject(new ClosedError(`leader latch ${this.path} closed while awaiting leadership`));
     this.closeController.signal.addEventListener('abort', onClose, { once: true });
+    const onEnded = (): void => elected.reject(this.leftElection());
+    this.ended.signal.addEventListener('abort', onEnded, { once: true });
     const timer = timeoutMs === undefined ? undefined : setTimeout(() => elected.reject(new LockTimeoutError(`not elected leader of ${this.path} within ${timeoutMs} ms`, { path: this.path })), timeoutMs);
     try {
       await raceAbort(elected.promise, signal);
@@ -167,13 +179,24 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       clearTimeout(timer);
       this.off('elected', onElected);
       this.closeController.signal.removeEventListener('abort', onClose);
+      this.ended.signal.removeEventListener('abort', onEnded);
     }
+  }
+
+  /** A fresh error saying why this participant left the election for good. */
+  private leftElection(): Error {
+    const cause: unknown = this.ended.signal.reason;
+    const why = `leader latch ${this.path} left the election: ${cause instanceof Error ? cause.message : String(cause)}`;
+    if (cause instanceof SessionExpiredError) return new SessionExpiredError('SESSION_EXPIRED', why, { zkCode: cause.zkCode, path: this.path, cause });
+    return new ClosedError(why, { path: this.path, cause });
   }
 
   private async run(): Promise<void> {
     const stop = this.closeController.signal;
+    let failures = 0;
     while (!stop.aborted) {
       let held: HeldNodes | null = null;
+      let failed = false;
       try {
         await this.session.waitConnected({ signal: stop });
         this.reaper.cancel(this.path);
@@ -182,19 +205,30 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         if (!held || stop.aborted) continue;
         // Our node must belong to the session we are connected with now (CURATOR-696).
         if (held.sessionId !== this.session.sessionId || held.sessionSignal.aborted || (this.policy === 'suspended' && this.session.state === 'SUSPENDED')) {
-          await this.driver.remove(held.paths);
+          await this.driver.remove(held.paths, held.sessionSignal);
           continue;
         }
+        failures = 0;
         await this.lead(held);
       } catch (err) {
         if (stop.aborted) break;
-        this.emit('error', err instanceof Error ? err : new Error(String(err)));
+        const error = err instanceof Error ? err : new Error(String(err));
+        // The session will never connect again: leave the election rather than retry forever.
+        if (this.session.closed || (err instanceof SessionExpiredError && !this.session.renewsOnLoss)) {
+          this.ended.abort(error);
+          this.emit('error', error);
+          break;
+        }
+        this.emit('error', error);
+        failed = true;
       } finally {
         if (held) {
           held.ownWatchAbort?.abort();
-          await this.driver.remove(held.paths);
+          await this.driver.remove(held.paths, held.sessionSignal);
         }
       }
+      // A persistent error costs a few requests a second, not a busy loop.
+      if (failed) await delay(backoffDelay(DEFAULT_RETRY, failures++), stop).catch(() => undefined);
     }
   }
 
@@ -266,12 +300,16 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     return (await this.participants())[0];
   }
 
-  /** Leaves the election (relinquishing leadership) and deletes our node. Idempotent. */
+  /**
+   * Leaves the election (relinquishing leadership) and deletes our node. Idempotent. Settles at
+   * once after `LOST` (our node went with the session) instead of waiting for the server.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.closeController.abort(new ClosedError(`leader latch ${this.path} closed`));
       this.session.off('state', this.onState);
       await this.loop?.catch(() => undefined);
+      await this.driver.idle();
       this.reaper.stop();
     })();
     return this.closing;

@@ -54,7 +54,8 @@ export class LeaderSelector {
   /**
    * Runs terms of leadership. Without `requeue` it resolves after one term, and an abort before
    * the term rejects with the signal's reason. With `requeue` it runs term after term until
-   * `signal` aborts or `close()` is called, then resolves. Rejects with what `fn` threw.
+   * `signal` aborts or `close()` is called, then resolves. Rejects with what `fn` threw, and with
+   * `SessionExpiredError` once the session is `LOST` with `renewOnLoss` off.
    */
   async run(fn: (signal: AbortSignal, term: LeaderTerm) => unknown, options: RunOptions = {}): Promise<void> {
     if (typeof fn !== 'function') throw new InvalidArgumentError(`run needs a function, got ${describe(fn)}`);

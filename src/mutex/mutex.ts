@@ -49,7 +49,10 @@ export class Mutex extends LockRecipe {
     return this.acquireNodes(1, undefined, true);
   }
 
-  /** Runs `fn` while holding the lock, then releases it. `fn` gets the handle's signal. */
+  /**
+   * Runs `fn` while holding the lock, then releases it. `fn` gets the handle's signal. Rejects
+   * with `LockLostError` if the lock was lost before `fn` finished.
+   */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
     return this.runWith(await this.acquire(options), fn);
   }

@@ -8,6 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ZkSession } from '../client/session.js';
 import { ConnectionLossError, NodeExistsError, NoNodeError } from '../errors.js';
+import { graceFor } from '../driver/grace.js';
+import { raceAbort, raceAbortAfterSent } from '../util/abort.js';
 import { BUCKET_CAPACITY, bucketName, itemSeq, parseBucket, priorityDir } from './layout.js';
 
 /** Puts items into a queue's `items` directory. */
@@ -20,21 +22,30 @@ export class Producer {
     private readonly items: string,
   ) {}
 
-  /** Puts `payloads` (one transaction when several) at `priority`; resolves to their paths. */
-  async put(payloads: readonly Buffer[], priority: number): Promise<string[]> {
+  /**
+   * Puts `payloads` (one transaction when several) at `priority`; resolves to their paths. Every
+   * wait ends with `signal`; once the request was sent, giving up leaves its outcome unknown.
+   */
+  async put(payloads: readonly Buffer[], priority: number, signal?: AbortSignal): Promise<string[]> {
     const pdir = priorityDir(priority);
     for (;;) {
-      const bucket = await this.tail(pdir);
+      // Send only while connected: a create queued in an outage would go out after we gave up.
+      await this.session.waitConnected({ signal });
+      const bucket = await raceAbort(this.tail(pdir), signal);
+      signal?.throwIfAborted();
       const id = randomBytes(4).toString('hex');
       const base = `${this.items}/${pdir}/${bucketName(bucket)}/i-${id}-`;
       let paths: string[];
       try {
-        paths =
+        const creating =
           payloads.length === 1
-            ? [await this.session.create(base, { data: payloads[0], mode: 'PERSISTENT_SEQUENTIAL' })]
-            : (await this.session.multi(payloads.map((data) => ({ type: 'create' as const, path: base, data, mode: 'PERSISTENT_SEQUENTIAL' as const })))).map((r) =>
-                r.type === 'create' ? r.path : '',
-              );
+            ? this.session.create(base, { data: payloads[0], mode: 'PERSISTENT_SEQUENTIAL' }).then((p) => [p])
+            : this.session
+                .multi(payloads.map((data) => ({ type: 'create' as const, path: base, data, mode: 'PERSISTENT_SEQUENTIAL' as const })))
+                .then((rs) => rs.map((r) => (r.type === 'create' ? r.path : '')));
+        // Given up while it is on its way: the caller still learns of a put that lands within
+        // the grace (see grace.ts); after that, the outcome is unknown to it.
+        paths = await raceAbortAfterSent(creating, signal, () => graceFor(this.session));
       } catch (err) {
         if (err instanceof NoNodeError) {
           // The bucket was reaped (or never existed): find the tail again.
@@ -42,19 +53,36 @@ export class Producer {
           continue;
         }
         if (!(err instanceof ConnectionLossError)) throw err;
-        // The reply was lost: the items are there or not, all or none; look for our id, in an
-        // up-to-date view (a member we reconnected to may not have applied our create yet).
-        await this.session.waitConnected();
-        const dir = `${this.items}/${pdir}/${bucketName(bucket)}`;
-        await this.session.sync(dir);
-        const { children } = await this.session.getChildren(dir).catch(() => ({ children: [] as string[] }));
-        const ours = children.filter((c) => c.startsWith(`i-${id}-`));
+        // The reply was lost: the items are there or not, all or none; look for our id.
+        const ours = (await this.lookUp(`${this.items}/${pdir}/${bucketName(bucket)}`, signal)).filter((c) => c.startsWith(`i-${id}-`));
         if (ours.length === 0) continue;
         paths = ours.sort().map((c) => `${this.items}/${pdir}/${bucketName(bucket)}/${c}`);
       }
       const last = paths[paths.length - 1] ?? '';
-      if ((itemSeq(last.slice(last.lastIndexOf('/') + 1)) ?? 0) >= BUCKET_CAPACITY - 1) await this.advance(pdir, bucket);
+      // Best effort (the next put past the capacity tries again): the items are in, whatever
+      // happens to this, so it must not turn the put into a failure or hold it up.
+      if ((itemSeq(last.slice(last.lastIndexOf('/') + 1)) ?? 0) >= BUCKET_CAPACITY - 1) await raceAbort(this.advance(pdir, bucket), signal).catch(() => undefined);
       return paths;
+    }
+  }
+
+  /**
+   * The children of `bucket` after a lost reply, once connected, within `signal`. Only NoNode
+   * means "none": a lookup that failed otherwise proves nothing (creating again could duplicate
+   * the items), so it is tried again.
+   */
+  private async lookUp(bucket: string, signal: AbortSignal | undefined): Promise<string[]> {
+    for (;;) {
+      await this.session.waitConnected({ signal });
+      try {
+        // An up-to-date view: a member we reconnected to may not have applied our create yet.
+        await raceAbort(this.session.sync(bucket), signal);
+        return (await raceAbort(this.session.getChildren(bucket), signal)).children;
+      } catch (err) {
+        if (err instanceof NoNodeError) return [];
+        // The read was retried with backoff already; anything but another connection loss is real.
+        if (!(err instanceof ConnectionLossError)) throw err;
+      }
     }
   }
 

@@ -6,11 +6,14 @@
  */
 import { hostname } from 'node:os';
 import type { ZkSession } from '../client/session.js';
-import type { NodeData, WatchEvent } from '../client/types.js';
+import type { NodeData, OpResult, WatchEvent } from '../client/types.js';
 import { checkInt, checkSignal, checkTimeout, describe, toBuffer, validatePath } from '../client/validate.js';
 import { LockDriver } from '../driver/lock-driver.js';
 import { windowPredicate } from '../driver/predicates.js';
-import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
+import { backoffDelay, DEFAULT_RETRY } from '../client/retry.js';
+import { graceFor } from '../driver/grace.js';
+import { Background, delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
 import { Cursor, type ItemRef } from './cursor.js';
 import { claimName, PRIORITY_RANGE } from './layout.js';
 import { Producer } from './producer.js';
@@ -25,6 +28,13 @@ export interface QueueOptions {
 export interface PutOptions {
   /** 0 to 999, lower is served first; FIFO within a priority. Default 500. */
   priority?: number;
+  /**
+   * Give up after this many ms with `OperationTimeoutError`. Default: wait without limit. A put
+   * that gives up after its request was sent may still have added its items.
+   */
+  timeoutMs?: number;
+  /** Give up when this aborts, rejecting with its reason (same caveat as `timeoutMs`). */
+  signal?: AbortSignal;
 }
 
 /** Options of `take`. */
@@ -86,6 +96,8 @@ export class DistributedQueue {
   private readonly data: Buffer;
   private readonly closeController = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
+  // Claims whose request was still on its way when their consumer gave up: released once known.
+  private readonly background = new Background();
   // At-least-once: the current listing of claimable items, shared by this instance's workers.
   private claimable: ItemRef[] = [];
   private listing: Promise<void> | undefined;
@@ -111,16 +123,23 @@ export class DistributedQueue {
     this.line = new LockDriver(session, `${path}/consumers`, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1) });
   }
 
-  /** Adds one item. Resolves to its path. */
+  /**
+   * Adds one item. Resolves to its path. Rejects with `OperationTimeoutError` after `timeoutMs`,
+   * or the abort reason; with `SessionExpiredError` once the session is `LOST` and `renewOnLoss`
+   * is off.
+   */
   async put(data: NodeData, options: PutOptions = {}): Promise<string> {
     return (await this.putAll([data], options))[0] as string;
   }
 
-  /** Adds several items atomically (one transaction), in order. Resolves to their paths. */
+  /** Adds several items atomically (one transaction), in order. Resolves to their paths. See `put`. */
   async putAll(items: readonly NodeData[], options: PutOptions = {}): Promise<string[]> {
     this.assertOpen();
     if (!Array.isArray(items) || items.length === 0) throw new InvalidArgumentError(`putAll needs a non-empty array of items, got ${describe(items)}`);
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
     const priority = checkInt(options.priority, 'priority', PRIORITY_RANGE.min, PRIORITY_RANGE.max, PRIORITY_RANGE.default);
+    const timeoutMs = checkTimeout(options.timeoutMs);
+    const userSignal = checkSignal(options.signal);
     const payloads = items.map((d, i) => toBuffer(d, this.session.dataLimit, `${this.path} item #${i}`) ?? Buffer.alloc(0));
     if (payloads.length > 1) {
       // One transaction is one request: each create costs its data, its path and ~60 bytes.
@@ -130,19 +149,38 @@ export class DistributedQueue {
         throw new InvalidArgumentError(`putAll of ${items.length} items makes a request of about ${total} bytes, over the ${this.session.dataLimit}-byte limit; split it into smaller batches`, { path: this.path });
       }
     }
-    return this.producer.put(payloads, priority);
+    userSignal?.throwIfAborted();
+    const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+    const signals = [userSignal, timeout].filter((x): x is AbortSignal => x !== undefined);
+    try {
+      return await this.producer.put(payloads, priority, signals.length === 0 ? undefined : AbortSignal.any(signals));
+    } catch (err) {
+      if (timeout?.aborted && !userSignal?.aborted) {
+        throw new OperationTimeoutError(`put to queue ${this.path} did not complete within ${timeoutMs} ms; if its request had been sent, the items may have been added`, { path: this.path, cause: err });
+      }
+      throw err;
+    }
   }
 
   /** Takes the next item if there is one right now, else `null` (at-most-once). */
   async poll(): Promise<Buffer | null> {
     this.assertOpen();
-    return this.tryTake();
+    try {
+      return await this.tryTake(this.closeController.signal);
+    } catch (err) {
+      if (this.closeController.signal.aborted) throw new ClosedError(`queue ${this.path} closed while polling`, { cause: err });
+      throw err;
+    }
   }
 
   /**
    * Takes the next item, waiting for one (at-most-once: the item is deleted, then returned).
-   * Rejects with `OperationTimeoutError` after `timeoutMs`, or the abort reason. Waiting leaves
-   * nothing behind when it gives up.
+   * Rejects with `OperationTimeoutError` after `timeoutMs`, or the abort reason, also in an
+   * outage or after a lost reply; with `SessionExpiredError` once the session is `LOST` and
+   * `renewOnLoss` is off. Waiting leaves nothing behind when it gives up (a consumer node left on
+   * an unreachable server is deleted once it is back, or goes with its session). A take that
+   * gives up while its claim is on its way still returns the item if the reply comes within a
+   * short grace; in an outage it may lose that item (at most once: never a duplicate).
    */
   async take(options: TakeOptions = {}): Promise<Buffer> {
     const timeoutMs = checkTimeout(options.timeoutMs);
@@ -153,9 +191,9 @@ export class DistributedQueue {
     const signal = AbortSignal.any([this.closeController.signal, ...(userSignal ? [userSignal] : []), ...(timeout ? [timeout] : [])]);
     try {
       for (;;) {
-        const item = await this.tryTake();
+        const item = await this.tryTake(signal);
         if (item) return item;
-        const taken = await this.waitAtHead(signal, () => this.tryTake());
+        const taken = await this.waitAtHead(signal, () => this.tryTake(signal));
         if (taken) return taken;
       }
     } catch (err) {
@@ -167,22 +205,28 @@ export class DistributedQueue {
     }
   }
 
-  /** Claims by deletion: read the item, delete it; whoever deletes it owns it. */
-  private async tryTake(): Promise<Buffer | null> {
+  /**
+   * Claims by deletion: read the item, delete it; whoever deletes it owns it. Every wait ends
+   * with `signal` (a reply still on its way is then left to arrive on its own).
+   */
+  private async tryTake(signal: AbortSignal): Promise<Buffer | null> {
     for (;;) {
-      const ref = await this.cursor.next();
+      const ref = await raceAbort(this.cursor.next(), signal);
       if (!ref) return null;
       try {
-        const { data, stat } = await this.session.getData(ref.path);
+        const { data, stat } = await raceAbort(this.session.getData(ref.path), signal);
+        // Not after giving up: nobody would return the item.
+        signal.throwIfAborted();
         // Not the retrying delete: a NoNode after a lost reply would hand the item to us when
         // another consumer may have taken it. If the reply is lost the item is not returned
-        // (at-most-once allows a loss, never a duplicate).
-        await this.session.multi([{ type: 'delete', path: ref.path, version: stat.version }]);
+        // (at-most-once allows a loss, never a duplicate). Given up while it is on its way: an
+        // item it took is still returned if the reply comes within the grace (see grace.ts).
+        await raceAbortAfterSent(this.session.multi([{ type: 'delete', path: ref.path, version: stat.version }]), signal, () => graceFor(this.session));
         this.cursor.hit();
         return data;
       } catch (err) {
         if (err instanceof ConnectionLossError) {
-          await this.session.waitConnected();
+          await this.session.waitConnected({ signal });
           continue;
         }
         if (!(err instanceof NoNodeError || err instanceof BadVersionError)) throw err;
@@ -206,26 +250,30 @@ export class DistributedQueue {
         const watch = new AbortController();
         const stop = AbortSignal.any([signal, watch.signal, held.sessionSignal]);
         try {
-          const points = await this.cursor.watchPoints();
-          const watched = await Promise.all(
-            [...points.dirs, ...alsoWatch].map((dir) =>
-              // Wrapped: a promise resolved with a promise would wait for the watch to fire.
-              this.session.getChildrenWatch(dir, { signal: stop }).then(
-                (w): { changed: Promise<WatchEvent> } => {
-                  w.changed.catch(noop);
-                  return { changed: w.changed };
-                },
-                async (err: unknown) => {
-                  if (!(err instanceof NoNodeError)) throw err;
-                  // A directory that does not exist yet: create it and watch it, rather than
-                  // treat it as a change (that would spin).
-                  await this.session.mkdirp(dir);
-                  const w = await this.session.getChildrenWatch(dir, { signal: stop });
-                  w.changed.catch(noop);
-                  return { changed: w.changed };
-                },
+          const points = await raceAbort(this.cursor.watchPoints(), stop);
+          // Raced: a read still on its way when we stop removes its watch itself (`stop`).
+          const watched = await raceAbort(
+            Promise.all(
+              [...points.dirs, ...alsoWatch].map((dir) =>
+                // Wrapped: a promise resolved with a promise would wait for the watch to fire.
+                this.session.getChildrenWatch(dir, { signal: stop }).then(
+                  (w): { changed: Promise<WatchEvent> } => {
+                    w.changed.catch(noop);
+                    return { changed: w.changed };
+                  },
+                  async (err: unknown) => {
+                    if (!(err instanceof NoNodeError)) throw err;
+                    // A directory that does not exist yet: create it and watch it, rather than
+                    // treat it as a change (that would spin).
+                    await this.session.mkdirp(dir);
+                    const w = await this.session.getChildrenWatch(dir, { signal: stop });
+                    w.changed.catch(noop);
+                    return { changed: w.changed };
+                  },
+                ),
               ),
             ),
+            stop,
           );
           // Something may have arrived between the attempt and the watches: look again first.
           const again = await attempt();
@@ -240,7 +288,8 @@ export class DistributedQueue {
         }
       }
     } finally {
-      await this.line.remove(held.paths);
+      // Not waiting for an outage to end: the deletion goes on in the background if need be.
+      await this.line.abandon(held.paths, held.sessionSignal);
     }
   }
 
@@ -248,7 +297,10 @@ export class DistributedQueue {
    * Consumes items at-least-once: claims one with an ephemeral claim node, runs `handler`, and
    * deletes the item only after it resolves. On a throw (or session loss) the claim goes away and
    * the item is delivered again. Resolves when `signal` aborts or the queue is closed, after
-   * in-flight handlers finished.
+   * in-flight handlers finished (a handler whose session was lost is not acknowledged: its claim
+   * went with the session). Rejects with `SessionExpiredError` once the session is `LOST` and
+   * `renewOnLoss` is off (or `ClosedError` if the session is closed): no item can be claimed
+   * again.
    */
   async consume(handler: (data: Buffer, delivery: Delivery) => unknown, options: ConsumeOptions = {}): Promise<void> {
     if (typeof handler !== 'function') throw new InvalidArgumentError(`consume needs a handler function, got ${describe(handler)}`);
@@ -257,15 +309,20 @@ export class DistributedQueue {
     this.assertOpen();
     const stop = userSignal ? AbortSignal.any([userSignal, this.closeController.signal]) : this.closeController.signal;
     const worker = async (): Promise<void> => {
+      let failures = 0;
       while (!stop.aborted) {
         try {
-          const claimed = (await this.tryClaim()) ?? (await this.waitAtHead(stop, () => this.tryClaim(), [`${this.path}/claims`]));
+          const claimed = (await this.tryClaim(stop)) ?? (await this.waitAtHead(stop, () => this.tryClaim(stop), [`${this.path}/claims`]));
           if (claimed) await this.handle(claimed, handler, options.onError);
+          failures = 0;
         } catch (err) {
           if (stop.aborted) return;
+          // The session will never connect again: stop rather than retry forever.
+          if (this.session.closed || (err instanceof SessionExpiredError && !this.session.renewsOnLoss)) throw err;
           options.onError?.(err, { path: this.path, redeliveries: -1 });
-          // Session trouble: wait until connected again before the next claim.
+          // Session trouble: wait until connected again (and back off) before the next claim.
           await this.session.waitConnected({ signal: stop }).catch(noop);
+          await delay(backoffDelay(DEFAULT_RETRY, failures++), stop).catch(noop);
         }
       }
     };
@@ -283,15 +340,15 @@ export class DistributedQueue {
    * Walks the listing in order, skipping items claimed by others (one listing of the claims per
    * listing of items); resolves to null only when a fresh listing has nothing claimable.
    */
-  private async tryClaim(): Promise<Claimed | null> {
+  private async tryClaim(signal: AbortSignal): Promise<Claimed | null> {
     let listed = false;
     for (;;) {
       while (this.claimable.length > 0) {
-        const claimed = await this.claim(this.claimable.shift() as ItemRef);
+        const claimed = await this.claim(this.claimable.shift() as ItemRef, signal);
         if (claimed) return claimed;
       }
       if (listed) return null;
-      await this.listClaimable();
+      await raceAbort(this.listClaimable(), signal);
       listed = true;
     }
   }
@@ -307,20 +364,35 @@ export class DistributedQueue {
     await this.listing;
   }
 
-  private async claim(ref: ItemRef): Promise<Claimed | null> {
+  private async claim(ref: ItemRef, signal: AbortSignal): Promise<Claimed | null> {
     const claim = `${this.path}/claims/${claimName(ref.pdir, ref.bucket, ref.name)}`;
     try {
-      const { data, stat } = await this.session.getData(ref.path);
-      const [, bumped] = await this.session.multi([
+      const { data, stat } = await raceAbort(this.session.getData(ref.path), signal);
+      signal.throwIfAborted();
+      const sessionSignal = this.session.signal;
+      const claiming = this.session.multi([
         { type: 'create', path: claim, mode: 'EPHEMERAL', data: this.data },
         { type: 'setData', path: ref.path, data, version: stat.version },
       ]);
+      claiming.catch(noop);
+      const [, bumped] = await raceAbort(claiming, signal).catch((err: unknown) => {
+        // Given up with the claim on its way: if it lands, release it (the item is delivered again).
+        if (signal.aborted) this.background.track(claiming.then((rs) => this.releaseClaim(ref, claim, rs[1], stat.version, sessionSignal)));
+        throw err;
+      });
       const version = bumped?.type === 'setData' ? bumped.stat.version : stat.version + 1;
-      return { ref, claim, data, redeliveries: stat.version, version, sessionSignal: this.session.signal };
+      return { ref, claim, data, redeliveries: stat.version, version, sessionSignal };
     } catch (err) {
       if (err instanceof NoNodeError || err instanceof NodeExistsError || err instanceof BadVersionError) return null;
       throw err;
     }
+  }
+
+  /** Releases a claim that landed after its consumer gave up, unless its session ended meanwhile. */
+  private async releaseClaim(ref: ItemRef, claim: string, bumped: OpResult | undefined, version: number, sessionSignal: AbortSignal): Promise<void> {
+    if (sessionSignal.aborted) return;
+    const v = bumped?.type === 'setData' ? bumped.stat.version : version + 1;
+    await raceAbort(this.session.multi([{ type: 'check', path: ref.path, version: v }, { type: 'delete', path: claim }]), sessionSignal);
   }
 
   private async handle(c: Claimed, handler: (data: Buffer, delivery: Delivery) => unknown, onError: ConsumeOptions['onError']): Promise<void> {
@@ -328,21 +400,28 @@ export class DistributedQueue {
       await handler(c.data, { redeliveries: c.redeliveries, path: c.ref.path, signal: c.sessionSignal });
     } catch (err) {
       onError?.(err, { path: c.ref.path, redeliveries: c.redeliveries });
+      // The claim went with its session: nothing to release (sent now, it would wait for the
+      // next session to connect).
+      if (c.sessionSignal.aborted) return;
       // Release the claim (the item is delivered again), only if this delivery is still the
       // item's latest: a newer claim bumped the version, and its claim node has our name.
-      await this.session.multi([{ type: 'check', path: c.ref.path, version: c.version }, { type: 'delete', path: c.claim }]).catch(noop);
+      await raceAbort(this.session.multi([{ type: 'check', path: c.ref.path, version: c.version }, { type: 'delete', path: c.claim }]), c.sessionSignal).catch(noop);
       return;
     }
+    // Lost while the handler ran: not acknowledged, the item is delivered again (at least once).
+    if (c.sessionSignal.aborted) return;
     // Acknowledge: delete the item at the version our claim gave it, with our claim. If our
     // session was lost and someone re-claimed it, the version moved on and nothing is touched.
-    await this.session
-      .multi([
+    // Raced with the claim's session: it ends the wait at the latest.
+    await raceAbort(
+      this.session.multi([
         { type: 'delete', path: c.ref.path, version: c.version },
         { type: 'delete', path: c.claim },
-      ])
-      .catch((err: unknown) => {
-        if (!(err instanceof NoNodeError || err instanceof BadVersionError)) throw err;
-      });
+      ]),
+      c.sessionSignal,
+    ).catch((err: unknown) => {
+      if (!(err instanceof NoNodeError || err instanceof BadVersionError || c.sessionSignal.aborted)) throw err;
+    });
   }
 
   /** Number of items in the queue (claimed ones included). */
@@ -365,11 +444,17 @@ export class DistributedQueue {
     }
   }
 
-  /** Stops this instance's takes and consumers (they finish their current item). Idempotent. */
+  /**
+   * Stops this instance's takes and consumers (they finish their current item). Idempotent.
+   * Never waits for a server that is gone: a handler whose session was lost is not acknowledged
+   * (its claim went with the session).
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.closeController.abort(new ClosedError(`queue ${this.path} closed`));
       await Promise.all([...this.running].map((r) => r.catch(noop)));
+      // Cleanups left running by consumers that gave up (each ends with its session at the latest).
+      await Promise.all([this.line.idle(), this.background.idle()]);
     })();
     return this.closing;
   }

@@ -124,7 +124,7 @@ export class ReadLock extends LockRecipe {
     return this.acquireOrDowngrade(undefined, true);
   }
 
-  /** Runs `fn` while holding the read lock, then releases it. */
+  /** Runs `fn` while holding the read lock, then releases it (`LockLostError` if lost meanwhile). */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
     return this.runWith(await this.acquire(options), fn);
   }
@@ -177,7 +177,7 @@ export class WriteLock extends LockRecipe {
     return this.acquireNodes(1, undefined, true);
   }
 
-  /** Runs `fn` while holding the write lock, then releases it. */
+  /** Runs `fn` while holding the write lock, then releases it (`LockLostError` if lost meanwhile). */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
     return this.runWith(await this.acquire(options), fn);
   }

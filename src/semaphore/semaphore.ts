@@ -66,7 +66,7 @@ export class Semaphore extends LockRecipe {
     return this.acquireNodes(this.checkLeases(leases), undefined, true);
   }
 
-  /** Runs `fn` while holding one lease, then releases it. */
+  /** Runs `fn` while holding one lease, then releases it (`LockLostError` if lost meanwhile). */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
     return this.runWith(await this.acquire(options), fn);
   }

@@ -62,3 +62,65 @@ export function deferred<T>(): Deferred<T> {
   promise.catch(() => undefined);
   return { promise, resolve, reject };
 }
+
+/**
+ * Waits for `promise` for at most `ms` (never rejects): for work the caller would like to see
+ * finished but must not be held up by, e.g. a cleanup during an outage.
+ */
+export async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([promise.then(noop, noop), elapsed]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Like {@link raceAbort}, for a request already sent whose outcome matters to the caller (an
+ * item it took, a node it created): when `signal` aborts first, waits `graceMs()` more for the
+ * reply and resolves with it if it arrives, else rejects with the abort reason.
+ */
+export async function raceAbortAfterSent<T>(promise: Promise<T>, signal: AbortSignal | undefined, graceMs: () => number): Promise<T> {
+  try {
+    return await raceAbort(promise, signal);
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+    let late: { value: T } | undefined;
+    await within(
+      promise.then((value) => {
+        late = { value };
+      }),
+      graceMs(),
+    );
+    if (late) return late.value;
+    throw err;
+  }
+}
+
+/**
+ * Work left running after its caller was answered (deleting a node whose create reply was lost,
+ * after the caller gave up). Each piece must end on its own (at the latest with its session);
+ * `idle()` lets `close()` wait for them.
+ */
+export class Background {
+  private readonly running = new Set<Promise<void>>();
+
+  /** Runs `work` in the background; its failure is dropped (cleanup is best effort). */
+  track(work: Promise<unknown>): Promise<void> {
+    const tracked: Promise<void> = work.then(noop, noop).finally(() => this.running.delete(tracked));
+    this.running.add(tracked);
+    return tracked;
+  }
+
+  /** Resolves once nothing tracked is running (including work tracked meanwhile). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+  }
+}
+
+const noop = (): void => undefined;
