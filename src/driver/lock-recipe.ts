@@ -12,7 +12,7 @@ import type { ConnectionState, Stat } from '../client/types.js';
 import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError } from '../errors.js';
 import { LockHandle } from './handle.js';
-import { LockDriver, type InPlaceOf, type LockSpec } from './lock-driver.js';
+import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
 import { ParentReaper } from './reaper.js';
 
@@ -125,8 +125,32 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     session.on('state', this.onState);
   }
 
-  /** Called with the directory's Stat on each listing; semaphores verify `maxLeases` here. */
-  protected checkDirectory(_stat: Stat): Promise<void> | void {}
+  /**
+   * Called with the directory's Stat and children on the first listing after our node was
+   * created; semaphores verify `maxLeases` and the layout here.
+   */
+  protected checkDirectory(_stat: Stat, _children: readonly string[]): Promise<void> | void {}
+
+  /**
+   * Enters the queue and waits for a grant (null: not granted in time). A layout with its own
+   * protocol (Curator's `InterProcessSemaphoreV2`) overrides it.
+   */
+  protected enter(req: AcquireRequest): Promise<HeldNodes | null> {
+    return this.driver.acquire(req);
+  }
+
+  /**
+   * The directories this recipe creates, deepest first: reaped once unused, removed (if empty)
+   * on close. A layout with subdirectories lists them before `path`.
+   */
+  protected directories(): readonly string[] {
+    return [this.path];
+  }
+
+  /** The driver of the directory whose nodes `participants()` reports. */
+  protected get queueDriver(): LockDriver {
+    return this.driver;
+  }
 
   /** Whether the node at `index` of the sorted queue holds (for participants()). */
   protected abstract holds(queue: readonly QueueNode[], index: number): boolean;
@@ -146,16 +170,16 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
     const userSignal = checkSignal(opts.signal);
     this.assertOpen();
-    this.reaper.cancel(this.path);
+    for (const dir of this.directories()) this.reaper.cancel(dir);
     const signal = userSignal ? AbortSignal.any([userSignal, this.closeController.signal]) : this.closeController.signal;
     let held;
-    const attempt = this.driver.acquire({
+    const attempt = this.enter({
       timeoutMs,
       signal,
       count,
       data: this.data,
       watchOwnNode: this.watchOwnNode,
-      onListing: (stat) => this.checkDirectory(stat),
+      onListing: (stat, children) => this.checkDirectory(stat, children),
       inPlaceOf,
     });
     this.pending.add(attempt);
@@ -191,7 +215,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private async releaseHandle(handle: LockHandle): Promise<boolean> {
     const deleted = await this.driver.remove(handle.paths);
     await this.state.runExclusive(() => this.held.delete(handle));
-    this.reaper.touch(this.path);
+    for (const dir of this.directories()) this.reaper.touch(dir);
     this.emit('released', handle);
     return deleted;
   }
@@ -211,11 +235,12 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   /** Holders and waiters in queue order, with their participant ids and czxids. */
   async participants(): Promise<Participant[]> {
     this.assertOpen();
-    const queue = await this.driver.queue();
+    const driver = this.queueDriver;
+    const queue = await driver.queue();
     const nodes = await Promise.all(
       queue.map((n) =>
-        this.session.getData(`${this.path}/${n.name}`).then(
-          (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, czxid: d.stat.czxid }),
+        this.session.getData(`${driver.dir}/${n.name}`).then(
+          (d) => ({ id: d.data.toString('utf8'), path: `${driver.dir}/${n.name}`, czxid: d.stat.czxid }),
           (err: unknown) => {
             if (err instanceof NoNodeError) return undefined;
             throw err;
@@ -243,8 +268,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       });
       await Promise.all([...handles.map((h) => h[Symbol.asyncDispose]()), ...[...this.pending].map((p) => p.catch(() => undefined))]);
       this.reaper.stop();
-      // Best effort: the directory goes if nobody else uses it (others re-create it on demand).
-      if (!this.session.closed) await this.session.delete(this.path).catch(() => undefined);
+      // Best effort: the directories go if nobody else uses them (others re-create them on demand).
+      for (const dir of this.directories()) if (!this.session.closed) await this.session.delete(dir).catch(() => undefined);
       this.session.off('state', this.onState);
     })();
     return this.closing;
