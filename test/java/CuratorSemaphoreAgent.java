@@ -1,7 +1,8 @@
-// A Curator InterProcessSemaphoreV2 participant that the interop tests drive over stdin/stdout.
-// Compiled by test/java/curator.ts with javac into a temp dir and run against Debian's Curator.
+// A Curator semaphore participant (InterProcessSemaphoreV2, or the deprecated V1
+// InterProcessSemaphore) that the interop tests drive over stdin/stdout. Compiled by
+// test/java/curator.ts with javac into a temp dir and run against Debian's Curator.
 //
-// Usage: java CuratorSemaphoreAgent <connectString> <path> <maxLeases>
+// Usage: java CuratorSemaphoreAgent <connectString> <path> <maxLeases> <v2|v1>
 // Prints "ready 0x<sessionId>" once connected, then one line per event. Commands (one a line):
 //   acquire <id> <timeoutMs> <qty>   timeoutMs < 0: wait without limit. Prints
 //                                    "waiting <id>" at once, then "acquired <id> <node>..." or
@@ -25,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphore;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -36,6 +38,7 @@ public final class CuratorSemaphoreAgent {
   private static CuratorFramework client;
   private static String path;
   private static int maxLeases;
+  private static boolean v1;
   private static final Map<String, Collection<Lease>> held = new ConcurrentHashMap<>();
 
   static void emit(String line) {
@@ -49,6 +52,7 @@ public final class CuratorSemaphoreAgent {
     client = CuratorFrameworkFactory.newClient(args[0], 4000, 5000, new ExponentialBackoffRetry(50, 10));
     path = args[1];
     maxLeases = Integer.parseInt(args[2]);
+    v1 = args[3].equals("v1");
     client.start();
     if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
       emit("fatal could not connect to " + args[0]);
@@ -75,6 +79,39 @@ public final class CuratorSemaphoreAgent {
     System.exit(0);
   }
 
+  /** One semaphore instance of the configured class. */
+  private interface Sem {
+    Collection<Lease> acquire(int qty, long timeoutMs) throws Exception;
+
+    void returnLease(Lease lease);
+  }
+
+  @SuppressWarnings("deprecation")
+  private static Sem newSem() {
+    if (v1) {
+      InterProcessSemaphore s = new InterProcessSemaphore(client, path, maxLeases);
+      return new Sem() {
+        public Collection<Lease> acquire(int qty, long timeoutMs) throws Exception {
+          return timeoutMs < 0 ? s.acquire(qty) : s.acquire(qty, timeoutMs, TimeUnit.MILLISECONDS);
+        }
+
+        public void returnLease(Lease lease) {
+          s.returnLease(lease);
+        }
+      };
+    }
+    InterProcessSemaphoreV2 s = new InterProcessSemaphoreV2(client, path, maxLeases);
+    return new Sem() {
+      public Collection<Lease> acquire(int qty, long timeoutMs) throws Exception {
+        return timeoutMs < 0 ? s.acquire(qty) : s.acquire(qty, timeoutMs, TimeUnit.MILLISECONDS);
+      }
+
+      public void returnLease(Lease lease) {
+        s.returnLease(lease);
+      }
+    };
+  }
+
   private static void start(Runnable r) {
     Thread t = new Thread(r);
     t.setDaemon(true);
@@ -83,9 +120,9 @@ public final class CuratorSemaphoreAgent {
 
   private static void acquire(String id, long timeoutMs, int qty) {
     try {
-      InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, path, maxLeases);
+      Sem sem = newSem();
       emit("waiting " + id);
-      Collection<Lease> leases = timeoutMs < 0 ? sem.acquire(qty) : sem.acquire(qty, timeoutMs, TimeUnit.MILLISECONDS);
+      Collection<Lease> leases = sem.acquire(qty, timeoutMs);
       if (leases == null) {
         emit("timeout " + id);
         return;
@@ -139,11 +176,12 @@ public final class CuratorSemaphoreAgent {
     List<String> failures = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       Thread th = new Thread(() -> {
-        InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, path, maxLeases);
+        Sem sem = newSem();
         try {
           for (int i = 0; i < iterations; i++) {
-            Lease lease = sem.acquire(60, TimeUnit.SECONDS);
-            if (lease == null) throw new IllegalStateException("no lease within 60 s");
+            Collection<Lease> got = sem.acquire(1, 60_000);
+            if (got == null) throw new IllegalStateException("no lease within 60 s");
+            Lease lease = got.iterator().next();
             try {
               grants.incrementAndGet();
               int now = bump(counterPath, 1);
