@@ -75,7 +75,8 @@ export class Semaphore extends LockRecipe {
     if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 1_000_000) {
       throw new InvalidArgumentError(`semaphore maxLeases must be an integer from 1 to 1000000, got ${describe(max)}`);
     }
-    const layout = (options as Partial<SemaphoreOptions>).layout ?? 'window';
+    const given = (options as Partial<SemaphoreOptions>).layout;
+    const layout = given === undefined ? 'window' : given;
     if (layout !== 'window' && layout !== 'curator-v2') throw new InvalidArgumentError(`semaphore layout must be 'window' or 'curator-v2', got ${describe(layout)}`);
     super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(max), dirData: Buffer.from(String(max)) }, options, 'semaphore');
     this.maxLeases = max;
