@@ -135,8 +135,8 @@ describe("layout 'curator-v2' with Curator's InterProcessSemaphoreV2", () => {
   test('3 Curator and 3 zk-recipes participants, 72 leases: never more than maxLeases (2) users of the resource', async (t) => {
     const path = uniquePath('v2-stress');
     const counter = uniquePath('v2-counter');
-    await fx.observer.create(counter, { data: '0' });
     const java = await agent(path, 2);
+    await fx.observer.mkdirp(counter, { data: '0' });
     const sessions = await fx.sessionsN(3);
     const sems = sessions.map((s, i) => new Semaphore(s, path, { maxLeases: 2, layout: 'curator-v2', participantId: `node-${i}` }));
     let maxSeen = 0;
