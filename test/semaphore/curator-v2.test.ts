@@ -292,6 +292,31 @@ describe('timeout and abort (nothing left behind)', () => {
   });
 });
 
+describe('close()', () => {
+  test('rejects a pending acquisition with ClosedError (waiting for room or for the mutex) and leaves nothing', async () => {
+    const path = uniquePath('v2-close');
+    const sessions = await fx.sessionsN(2);
+    const [sa, sb] = sessions as [ZkSession, ZkSession];
+    const a = v2(sa, path, 1);
+    const b = v2(sb, path, 1);
+    const h = await a.acquire();
+    const room = b.acquire({ timeoutMs: 30_000 });
+    room.catch(() => undefined);
+    await waitFor(async () => (await leasesOf(path)).length === 2, { timeoutMs: 5000, message: "B's lease" });
+    const mutex = b.acquire({ timeoutMs: 30_000 });
+    mutex.catch(() => undefined);
+    await waitFor(async () => (await locksOf(path)).length === 2, { timeoutMs: 5000, message: "B's second acquisition on the mutex" });
+    await b.close();
+    await assert.rejects(room, (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'CLOSED');
+    await assert.rejects(mutex, (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'CLOSED');
+    assert.deepEqual(await leasesOf(path), namesOf(h));
+    assert.deepEqual(await locksOf(path), []);
+    assert.equal(sb.activeWatchCount, 0);
+    await h.release();
+    await cleanUp(path, [a, b], sessions);
+  });
+});
+
 describe('the other layout on the path', () => {
   const mismatch = (path: string) => (e: unknown) => e instanceof LayoutMismatchError && e.code === 'LAYOUT_MISMATCH' && e.path === path;
 
@@ -373,7 +398,7 @@ describe('faults', () => {
     await cleanUp(path, [sh, sv], [victim, holder]);
   });
 
-  test('a lost reply to the lease create: the lease is adopted, no orphan; a lost multi-lease reply likewise', async () => {
+  test('a lost reply to the lease create: the lease is adopted, no orphan; a lost multi-lease reply or mutex create reply likewise', async () => {
     const path = uniquePath('v2-lost-reply');
     const proxy = await fx.proxy();
     const session = await fx.pool.connect(proxy.connectString);
@@ -391,6 +416,13 @@ describe('faults', () => {
     assert.deepEqual(await leasesOf(path), namesOf(h, two), 'both of the pair adopted, no second pair');
     await Promise.all([h.release(), two.release()]);
     assert.deepEqual(await leasesOf(path), []);
+
+    const lostMutex = proxy.loseReply({ op: 'create', path: `${path}/locks` });
+    const three = await sem.acquire({ timeoutMs: 15_000 });
+    await lostMutex;
+    assert.deepEqual(await locksOf(path), [], 'the adopted mutex node was released, none orphaned');
+    assert.deepEqual(await leasesOf(path), namesOf(three));
+    await three.release();
     await cleanUp(path, [sem], [session]);
   });
 
