@@ -149,11 +149,16 @@ export class CuratorV2Layout {
       refused = err instanceof LayoutMismatchError;
       throw err;
     } finally {
-      if (!granted && leases) await this.leases.remove(leases.paths);
-      await this.mutex.remove(mutex.paths);
+      if (!granted && leases) await this.drop(this.leases, leases);
+      await this.drop(this.mutex, mutex);
       // Empty, they would make window-layout participants of the path refuse too.
       if (refused) for (const d of [this.leasesDir, this.locksDir]) await this.session.delete(d).catch(noop);
     }
+  }
+
+  /** Deletes nodes we hold, through connection loss, until they or their session are gone. */
+  private drop(driver: LockDriver, held: HeldNodes): Promise<boolean> {
+    return driver.remove(held.paths);
   }
 
   /**
