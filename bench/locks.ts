@@ -1,5 +1,5 @@
 // Workloads of ../shared/bench/WORKLOADS.md: the raw floor and the lock recipes.
-import { Mutex, ReadWriteLock, Semaphore } from '../src/index.js';
+import { Mutex, ReadWriteLock, Semaphore, type SemaphoreLayout } from '../src/index.js';
 import type { BenchContext } from './context.js';
 import { since, type Result } from './metrics.js';
 
@@ -103,8 +103,11 @@ export async function mutexContended(ctx: BenchContext): Promise<Result> {
   return ctx.result(granted, seconds, waits, before, await ctx.counters(), { violations });
 }
 
-/** 8 sessions, maxLeases 3, each looping acquire, hold 2 ms, release, until 600 leases. */
-export async function semaphore(ctx: BenchContext): Promise<Result> {
+/**
+ * 8 sessions, maxLeases 3, each looping acquire, hold 2 ms, release, until 600 leases. With
+ * `layout: 'curator-v2'` (workload `semaphore_curator_v2`) every grant also passes the mutex.
+ */
+export async function semaphore(ctx: BenchContext, layout: SemaphoreLayout = 'window'): Promise<Result> {
   const sessions = await ctx.sessionsN(8);
   const path = `${ctx.root}/sem`;
   const total = 600;
@@ -113,12 +116,12 @@ export async function semaphore(ctx: BenchContext): Promise<Result> {
   let maxConcurrent = 0;
   let violations = 0;
   const waits: number[] = [];
-  await (await new Semaphore(sessions[0]!, path, { maxLeases: 3 }).acquire()).release();
+  await (await new Semaphore(sessions[0]!, path, { maxLeases: 3, layout }).acquire()).release();
   const before = await ctx.counters();
   const start = performance.now();
   await Promise.all(
     sessions.map(async (s) => {
-      const sem = new Semaphore(s, path, { maxLeases: 3 });
+      const sem = new Semaphore(s, path, { maxLeases: 3, layout });
       while (granted < total) {
         const t = performance.now();
         const h = await sem.acquire();

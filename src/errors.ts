@@ -15,7 +15,8 @@ export type LocalErrorCode =
   | 'TIMEOUT'
   | 'LEASE_MISMATCH'
   | 'ILLEGAL_STATE'
-  | 'QUEUE_LAYOUT';
+  | 'QUEUE_LAYOUT'
+  | 'LAYOUT_MISMATCH';
 
 /** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. */
 export type ServerErrorCode =
@@ -153,6 +154,21 @@ export class LeaseMismatchError extends ZkRecipesError {
   /** Creates the error; the message gives both values. */
   constructor(message: string, options?: ZkErrorOptions) {
     super('LEASE_MISMATCH', message, options);
+  }
+}
+
+/**
+ * A recipe's path is in use by participants of another node layout, which cannot see ours: e.g.
+ * a `Semaphore` with the default window layout (`lock-` nodes directly under the path) on
+ * a path that Curator's `InterProcessSemaphoreV2` uses (`locks` and `leases` children), or the
+ * other way round. Sharing it would silently break the limit, so the acquisition is refused and
+ * nothing of it is left behind. Use the layout the path's other participants use, or another
+ * path.
+ */
+export class LayoutMismatchError extends ZkRecipesError {
+  /** Creates the error; the message names the path, what was found there and what to do. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('LAYOUT_MISMATCH', message, options);
   }
 }
 

@@ -53,8 +53,11 @@ export interface AcquireRequest {
    * rejects with {@link LockLostError}.
    */
   readonly inPlaceOf?: InPlaceOf;
-  /** Called with the directory's Stat whenever it is listed (semaphores check its data). */
-  readonly onListing?: (dirStat: Stat) => Promise<void> | void;
+  /**
+   * Called with the directory's Stat and children on the first listing after our node was
+   * created (semaphores check its data, and that no other layout shares the path).
+   */
+  readonly onListing?: (dirStat: Stat, children: readonly string[]) => Promise<void> | void;
 }
 
 /** A held node whose place a new node takes (a {@link LockHandle} is one). */
@@ -377,7 +380,7 @@ export class LockDriver {
   ): Promise<boolean> {
     const ours = entered.names[0] as string;
     let listing = await raceAbort(entered.listing, giveUp);
-    await raceAbort(Promise.resolve(req.onListing?.(listing.stat)), giveUp);
+    await raceAbort(Promise.resolve(req.onListing?.(listing.stat, listing.children)), giveUp);
     let queue = sortChildren(listing.children, this.spec.kinds);
     let trusted = true; // false: the snapshot was reduced by deletions we were told of
     let insertable = false; // a removed node's holder may have inserted one in its place

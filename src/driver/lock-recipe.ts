@@ -12,7 +12,7 @@ import type { ConnectionState, Stat } from '../client/types.js';
 import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError } from '../errors.js';
 import { LockHandle } from './handle.js';
-import { LockDriver, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
+import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
 import { ParentReaper } from './reaper.js';
 
@@ -129,8 +129,37 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     session.on('state', this.onState);
   }
 
-  /** Called with the directory's Stat on each listing; semaphores verify `maxLeases` here. */
-  protected checkDirectory(_stat: Stat): Promise<void> | void {}
+  /**
+   * Called with the directory's Stat and children on the first listing after our node was
+   * created; semaphores verify `maxLeases` and the layout here.
+   */
+  protected checkDirectory(_stat: Stat, _children: readonly string[]): Promise<void> | void {}
+
+  /**
+   * Enters the queue and waits for a grant (null: not granted in time). A layout with its own
+   * protocol (Curator's `InterProcessSemaphoreV2`) overrides it.
+   */
+  protected enter(req: AcquireRequest): Promise<HeldNodes | null> {
+    return this.driver.acquire(req);
+  }
+
+  /**
+   * The directories this recipe creates, deepest first: reaped once unused, removed (if empty)
+   * on close. A layout with subdirectories lists them before `path`.
+   */
+  /** Resolves once the deletions left running by acquisitions that gave up have ended. */
+  protected idle(): Promise<void> {
+    return this.driver.idle();
+  }
+
+  protected directories(): readonly string[] {
+    return [this.path];
+  }
+
+  /** The driver of the directory whose nodes `participants()` reports. */
+  protected get queueDriver(): LockDriver {
+    return this.driver;
+  }
 
   /** Whether the node at `index` of the sorted queue holds (for participants()). */
   protected abstract holds(queue: readonly QueueNode[], index: number): boolean;
@@ -150,16 +179,16 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
     const userSignal = checkSignal(opts.signal);
     this.assertOpen();
-    this.reaper.cancel(this.path);
+    for (const dir of this.directories()) this.reaper.cancel(dir);
     const signal = userSignal ? AbortSignal.any([userSignal, this.closeController.signal]) : this.closeController.signal;
     let held;
-    const attempt = this.driver.acquire({
+    const attempt = this.enter({
       timeoutMs,
       signal,
       count,
       data: this.data,
       watchOwnNode: this.watchOwnNode,
-      onListing: (stat) => this.checkDirectory(stat),
+      onListing: (stat, children) => this.checkDirectory(stat, children),
       inPlaceOf,
     });
     this.pending.add(attempt);
@@ -195,7 +224,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private async releaseHandle(handle: LockHandle, nodes: HeldNodes): Promise<boolean> {
     const deleted = await this.driver.remove(nodes.paths, nodes.sessionSignal);
     await this.state.runExclusive(() => this.held.delete(handle));
-    this.reaper.touch(this.path);
+    for (const dir of this.directories()) this.reaper.touch(dir);
     this.emit('released', handle);
     return deleted;
   }
@@ -224,11 +253,12 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   /** Holders and waiters in queue order, with their participant ids and czxids. */
   async participants(): Promise<Participant[]> {
     this.assertOpen();
-    const queue = await this.driver.queue();
+    const driver = this.queueDriver;
+    const queue = await driver.queue();
     const nodes = await Promise.all(
       queue.map((n) =>
-        this.session.getData(`${this.path}/${n.name}`).then(
-          (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, czxid: d.stat.czxid }),
+        this.session.getData(`${driver.dir}/${n.name}`).then(
+          (d) => ({ id: d.data.toString('utf8'), path: `${driver.dir}/${n.name}`, czxid: d.stat.czxid }),
           (err: unknown) => {
             if (err instanceof NoNodeError) return undefined;
             throw err;
@@ -258,10 +288,10 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       });
       await Promise.all([...handles.map((h) => h[Symbol.asyncDispose]()), ...[...this.pending].map((p) => p.catch(() => undefined))]);
       // Deletions left running by acquisitions that gave up (each ends with its session at the latest).
-      await this.driver.idle();
+      await this.idle();
       this.reaper.stop();
-      // Best effort: the directory goes if nobody else uses it (others re-create it on demand).
-      await this.reaper.removeNow(this.path);
+      // Best effort: the directories go if nobody else uses them (others re-create them on demand).
+      for (const dir of this.directories()) await this.reaper.removeNow(dir);
       this.session.off('state', this.onState);
     })();
     return this.closing;

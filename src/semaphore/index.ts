@@ -3,4 +3,4 @@
  *
  * @module
  */
-export { Semaphore, type SemaphoreOptions } from './semaphore.js';
+export { Semaphore, type SemaphoreLayout, type SemaphoreOptions } from './semaphore.js';

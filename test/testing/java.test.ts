@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import {
@@ -75,24 +75,32 @@ describe('scripts/ensure-zookeeper.mjs', () => {
     assert.match(result.stderr, /\/nonexistent/);
   });
 
-  it('installs a missing java through apt-get (stubbed) when root', { skip: process.getuid?.() !== 0 }, () => {
-    // A stub apt-get on a PATH without java: "installing" links the real java into place.
+  it('installs a missing JDK through apt-get (stubbed) when root; otherwise prints the command', () => {
+    // A stub apt-get on a PATH without java: "installing" links the real java and javac into place.
     const dir = mkdtempSync(join(tmpdir(), 'zk-recipes-ensure-'));
     try {
       const java = locateZooKeeper().java;
+      const javac = join(dirname(realpathSync(java)), 'javac');
       writeFileSync(
         join(dir, 'apt-get'),
-        `#!/bin/bash\necho "$@" >> "${dir}/calls"\n[ "$1" = install ] && /bin/ln -s "${java}" "${dir}/java"\nexit 0\n`,
+        `#!/bin/bash\necho "$@" >> "${dir}/calls"\n[ "$1" = install ] && /bin/ln -s "${java}" "${dir}/java" && /bin/ln -s "${javac}" "${dir}/javac"\nexit 0\n`,
       );
       chmodSync(join(dir, 'apt-get'), 0o755);
       const env = { PATH: dir };
       const result = run(env);
+      if (process.getuid?.() !== 0) {
+        // Not root: nothing is installed, the command to run is printed.
+        assert.equal(result.status, 1);
+        assert.match(result.stderr, /apt-get update && apt-get install -y default-jdk-headless/);
+        assert.equal(existsSync(join(dir, 'calls')), false, 'apt-get was not run');
+        return;
+      }
       assert.equal(result.status, 0, result.stderr);
       assert.equal(result.stdout, '');
-      assert.match(result.stderr, /installing Debian package 'default-jre-headless'/);
-      assert.match(result.stderr, /apt-get update && apt-get install -y default-jre-headless/);
+      assert.match(result.stderr, /installing Debian package 'default-jdk-headless'/);
+      assert.match(result.stderr, /apt-get update && apt-get install -y default-jdk-headless/);
       const calls = spawnSync('/bin/cat', [join(dir, 'calls')], { encoding: 'utf8' }).stdout;
-      assert.equal(calls, 'update\ninstall -y default-jre-headless\n');
+      assert.equal(calls, 'update\ninstall -y default-jdk-headless\n');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

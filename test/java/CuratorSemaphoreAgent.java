@@ -1,0 +1,215 @@
+// A Curator semaphore participant (InterProcessSemaphoreV2, or the deprecated V1
+// InterProcessSemaphore) that the interop tests drive over stdin/stdout. Compiled by
+// test/java/curator.ts with javac into a temp dir and run against Debian's Curator.
+//
+// Usage: java CuratorSemaphoreAgent <connectString> <path> <maxLeases> <v2|v1>
+// Prints "ready 0x<sessionId>" once connected, then one line per event. Commands (one a line):
+//   acquire <id> <timeoutMs> <qty>   timeoutMs < 0: wait without limit. Prints
+//                                    "waiting <id>" at once, then "acquired <id> <node>..." or
+//                                    "timeout <id>" or "error <id> <message>".
+//   release <id>                     returns the leases of <id>; prints "released <id>".
+//   stress <id> <threads> <iterations> <counterPath> <holdMs>
+//                                    each thread loops: acquire, bump the shared counter node
+//                                    (compare-and-set), hold, lower it, release. Prints
+//                                    "stress-done <id> <grants> <maxSeen> <violations>".
+//   quit                             closes the client and exits.
+// The agent exits when its stdin closes, so it never outlives the test process.
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphore;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+public final class CuratorSemaphoreAgent {
+  private static final Object OUT = new Object();
+  private static CuratorFramework client;
+  private static String path;
+  private static int maxLeases;
+  private static boolean v1;
+  private static final Map<String, Collection<Lease>> held = new ConcurrentHashMap<>();
+
+  static void emit(String line) {
+    synchronized (OUT) {
+      System.out.println(line);
+      System.out.flush();
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    client = CuratorFrameworkFactory.newClient(args[0], 4000, 5000, new ExponentialBackoffRetry(50, 10));
+    path = args[1];
+    maxLeases = Integer.parseInt(args[2]);
+    v1 = args[3].equals("v1");
+    client.start();
+    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
+      emit("fatal could not connect to " + args[0]);
+      System.exit(2);
+    }
+    emit("ready 0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      String[] w = line.trim().split("\\s+");
+      switch (w[0]) {
+        case "acquire" -> start(() -> acquire(w[1], Long.parseLong(w[2]), Integer.parseInt(w[3])));
+        case "release" -> start(() -> release(w[1]));
+        case "stress" -> start(() -> stress(w[1], Integer.parseInt(w[2]), Integer.parseInt(w[3]), w[4], Long.parseLong(w[5])));
+        case "quit" -> {
+          client.close();
+          emit("bye");
+          System.exit(0);
+        }
+        default -> emit("error - unknown command " + line);
+      }
+    }
+    // stdin closed: the test process is gone.
+    System.exit(0);
+  }
+
+  /** One semaphore instance of the configured class. */
+  private interface Sem {
+    Collection<Lease> acquire(int qty, long timeoutMs) throws Exception;
+
+    void returnLease(Lease lease);
+  }
+
+  @SuppressWarnings("deprecation")
+  private static Sem newSem() {
+    if (v1) {
+      InterProcessSemaphore s = new InterProcessSemaphore(client, path, maxLeases);
+      return new Sem() {
+        public Collection<Lease> acquire(int qty, long timeoutMs) throws Exception {
+          return timeoutMs < 0 ? s.acquire(qty) : s.acquire(qty, timeoutMs, TimeUnit.MILLISECONDS);
+        }
+
+        public void returnLease(Lease lease) {
+          s.returnLease(lease);
+        }
+      };
+    }
+    InterProcessSemaphoreV2 s = new InterProcessSemaphoreV2(client, path, maxLeases);
+    return new Sem() {
+      public Collection<Lease> acquire(int qty, long timeoutMs) throws Exception {
+        return timeoutMs < 0 ? s.acquire(qty) : s.acquire(qty, timeoutMs, TimeUnit.MILLISECONDS);
+      }
+
+      public void returnLease(Lease lease) {
+        s.returnLease(lease);
+      }
+    };
+  }
+
+  private static void start(Runnable r) {
+    Thread t = new Thread(r);
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private static void acquire(String id, long timeoutMs, int qty) {
+    try {
+      Sem sem = newSem();
+      emit("waiting " + id);
+      Collection<Lease> leases = sem.acquire(qty, timeoutMs);
+      if (leases == null) {
+        emit("timeout " + id);
+        return;
+      }
+      held.put(id, leases);
+      StringBuilder sb = new StringBuilder("acquired " + id);
+      for (Lease l : leases) sb.append(' ').append(l.getNodeName());
+      emit(sb.toString());
+    } catch (Exception e) {
+      emit("error " + id + " " + e);
+    }
+  }
+
+  private static void release(String id) {
+    Collection<Lease> leases = held.remove(id);
+    if (leases == null) {
+      emit("error " + id + " not held");
+      return;
+    }
+    for (Lease l : leases) {
+      try {
+        l.close();
+      } catch (Exception e) {
+        emit("error " + id + " " + e);
+        return;
+      }
+    }
+    emit("released " + id);
+  }
+
+  /** Adds `delta` to the counter at `counterPath` (compare-and-set); returns the new value. */
+  private static int bump(String counterPath, int delta) throws Exception {
+    for (;;) {
+      Stat stat = new Stat();
+      byte[] data = client.getData().storingStatIn(stat).forPath(counterPath);
+      int next = Integer.parseInt(new String(data, StandardCharsets.UTF_8).trim()) + delta;
+      try {
+        client.setData().withVersion(stat.getVersion()).forPath(counterPath, Integer.toString(next).getBytes(StandardCharsets.UTF_8));
+        return next;
+      } catch (KeeperException.BadVersionException e) {
+        // Someone else moved it: read again.
+      }
+    }
+  }
+
+  private static void stress(String id, int threads, int iterations, String counterPath, long holdMs) {
+    AtomicInteger grants = new AtomicInteger();
+    AtomicInteger maxSeen = new AtomicInteger();
+    AtomicInteger violations = new AtomicInteger();
+    List<Thread> all = new ArrayList<>();
+    List<String> failures = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      Thread th = new Thread(() -> {
+        Sem sem = newSem();
+        try {
+          for (int i = 0; i < iterations; i++) {
+            Collection<Lease> got = sem.acquire(1, 60_000);
+            if (got == null) throw new IllegalStateException("no lease within 60 s");
+            Lease lease = got.iterator().next();
+            try {
+              grants.incrementAndGet();
+              int now = bump(counterPath, 1);
+              maxSeen.accumulateAndGet(now, Math::max);
+              if (now > maxLeases) violations.incrementAndGet();
+              Thread.sleep(holdMs); // the critical section: the resource is in use
+              bump(counterPath, -1);
+            } finally {
+              sem.returnLease(lease);
+            }
+          }
+        } catch (Exception e) {
+          synchronized (failures) {
+            failures.add(e.toString());
+          }
+        }
+      });
+      all.add(th);
+      th.start();
+    }
+    for (Thread th : all) {
+      try {
+        th.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (!failures.isEmpty()) emit("error " + id + " " + failures.get(0));
+    else emit("stress-done " + id + " " + grants.get() + " " + maxSeen.get() + " " + violations.get());
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * Runs real Apache Curator semaphores for the interop tests: finds Debian's Curator jars (like
+ * src/testing/java.ts finds ZooKeeper's), compiles CuratorSemaphoreAgent.java with javac into a
+ * temp dir, and drives one agent JVM per call of {@link CuratorAgent.start} over stdin/stdout.
+ * Missing Java or Curator is an error naming the package to install, never a skipped test.
+ */
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { locateZooKeeper } from '../../src/testing/index.js';
+
+/** Curator's jars (Debian's libcurator-recipes-java and its dependencies), beside ZooKeeper's. */
+export const CURATOR_JARS: readonly string[] = ['curator-recipes.jar', 'curator-framework.jar', 'curator-client.jar', 'guava.jar'];
+
+/** What installs them (and javac) on Debian. */
+export const CURATOR_INSTALL_COMMAND = 'apt-get update && apt-get install -y libcurator-recipes-java';
+
+// From build/test/java/curator.js (or test/java/curator.ts) up to the repository.
+const SOURCE = fileURLToPath(new URL('../../../test/java/CuratorSemaphoreAgent.java', import.meta.url));
+
+function readable(path: string, mode = constants.R_OK): boolean {
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Java, javac and the classpath that runs Curator. */
+export interface CuratorInstallation {
+  readonly java: string;
+  readonly javac: string;
+  readonly classpath: string;
+}
+
+/**
+ * Locates java, javac and the Curator jars (in `ZK_JARS_DIR`, default /usr/share/java).
+ * @throws Error naming what is missing and the command that installs it.
+ */
+export function locateCurator(env: NodeJS.ProcessEnv = process.env): CuratorInstallation {
+  const zk = locateZooKeeper(env);
+  const missing = CURATOR_JARS.map((jar) => join(zk.jarsDir, jar)).filter((p) => !readable(p));
+  const candidates = [env.JAVAC, join(dirname(zk.java), 'javac'), ...(env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, 'javac'))];
+  const javac = candidates.find((c): c is string => c !== undefined && readable(c, constants.X_OK));
+  if (!javac) missing.push('javac (JAVAC, next to java, or on PATH)');
+  if (missing.length > 0 || !javac) {
+    throw new Error(
+      `Curator interop tests cannot run: not found: ${missing.join(', ')}. Install with: ${CURATOR_INSTALL_COMMAND}${javac ? '' : ' default-jdk-headless'} ` +
+        '(node scripts/ensure-zookeeper.mjs does it as root); these tests fail rather than skip without them.',
+    );
+  }
+  return { java: zk.java, javac, classpath: [...CURATOR_JARS.map((jar) => join(zk.jarsDir, jar)), zk.classpath].join(delimiter) };
+}
+
+let compiled: { dir: string; installation: CuratorInstallation } | undefined;
+
+/** Compiles the agent once per test process into a temp dir (removed at exit). */
+function compileAgent(): { dir: string; installation: CuratorInstallation } {
+  if (compiled) return compiled;
+  const installation = locateCurator();
+  const dir = mkdtempSync(join(tmpdir(), 'zk-recipes-curator-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const r = spawnSync(installation.javac, ['-nowarn', '-d', dir, '-cp', installation.classpath, SOURCE], { encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`javac ${SOURCE} failed (exit ${r.status ?? r.signal}): ${r.stderr}${r.stdout}`);
+  compiled = { dir, installation };
+  return compiled;
+}
+
+/** Which Curator class the agent uses. */
+export type CuratorSemaphoreClass = 'v2' | 'v1';
+
+interface Listener {
+  readonly match: (words: readonly string[]) => boolean;
+  readonly resolve: (words: readonly string[]) => void;
+  readonly reject: (err: Error) => void;
+}
+
+/** The result of a stress run of the agent. */
+export interface StressResult {
+  grants: number;
+  /** The highest value of the shared counter this side saw right after raising it. */
+  maxSeen: number;
+  /** How often this side saw the counter above maxLeases. */
+  violations: number;
+}
+
+/**
+ * One JVM with one Curator session, holding and waiting for leases of one semaphore on command.
+ * Each `acquire` runs on its own thread with its own semaphore instance (a participant).
+ */
+export class CuratorAgent {
+  private readonly listeners = new Set<Listener>();
+  private readonly stderr: string[] = [];
+  private exited: Error | undefined;
+  private readonly exit: Promise<void>;
+  /** The agent's session id, as `wchc` prints it. */
+  sessionId = '';
+
+  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    createInterface({ input: child.stdout }).on('line', (line) => this.onLine(line));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      this.stderr.push(d);
+      if (this.stderr.length > 200) this.stderr.shift();
+    });
+    this.exit = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exited = new Error(`the Curator agent exited (${code ?? signal}); its stderr: ${this.stderr.join('').slice(-4000)}`);
+        for (const l of this.listeners) l.reject(this.exited);
+        this.listeners.clear();
+        resolve();
+      });
+    });
+  }
+
+  /** Starts an agent on `path` with `maxLeases`, and resolves once its session is up. */
+  static async start(connectString: string, path: string, maxLeases: number, kind: CuratorSemaphoreClass = 'v2'): Promise<CuratorAgent> {
+    const { dir, installation } = compileAgent();
+    const child = spawn(
+      installation.java,
+      ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-cp', [dir, installation.classpath].join(delimiter), 'CuratorSemaphoreAgent', connectString, path, String(maxLeases), kind],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    const agent = new CuratorAgent(child);
+    const ready = await agent.next((w) => w[0] === 'ready' || w[0] === 'fatal', 60_000, 'the agent to connect');
+    if (ready[0] !== 'ready') throw new Error(`the Curator agent could not start: ${ready.join(' ')}`);
+    agent.sessionId = ready[1] ?? '';
+    return agent;
+  }
+
+  private onLine(line: string): void {
+    const words = line.trim().split(/\s+/);
+    for (const l of this.listeners) {
+      if (!l.match(words)) continue;
+      this.listeners.delete(l);
+      l.resolve(words);
+      return;
+    }
+  }
+
+  /** The next line matching `match` (registered before the command that causes it is sent). */
+  private next(match: (words: readonly string[]) => boolean, timeoutMs: number, what: string): Promise<readonly string[]> {
+    if (this.exited) return Promise.reject(this.exited);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.listeners.delete(l);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; agent stderr: ${this.stderr.join('').slice(-2000)}`));
+      }, timeoutMs);
+      const l: Listener = {
+        match,
+        resolve: (w) => {
+          clearTimeout(timer);
+          resolve(w);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      this.listeners.add(l);
+    });
+  }
+
+  private send(line: string): void {
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  /**
+   * Asks for `qty` leases under `id` (timeoutMs < 0: no limit). `started` resolves when the
+   * agent's thread begins; `granted` with the lease node names, or null on Curator's timeout.
+   */
+  acquire(id: string, options: { timeoutMs?: number; qty?: number; deadlineMs?: number } = {}): { started: Promise<void>; granted: Promise<string[] | null> } {
+    const deadline = options.deadlineMs ?? 60_000;
+    const started = this.next((w) => w[0] === 'waiting' && w[1] === id, deadline, `"waiting ${id}"`).then(() => undefined);
+    const granted = this.next((w) => ['acquired', 'timeout', 'error'].includes(w[0] ?? '') && w[1] === id, deadline, `the outcome of acquire ${id}`).then((w) => {
+      if (w[0] === 'error') throw new Error(`Curator acquire ${id} failed: ${w.slice(2).join(' ')}`);
+      return w[0] === 'acquired' ? w.slice(2) : null;
+    });
+    started.catch(() => undefined);
+    granted.catch(() => undefined);
+    this.send(`acquire ${id} ${options.timeoutMs ?? -1} ${options.qty ?? 1}`);
+    return { started, granted };
+  }
+
+  /** Returns the leases of `id`; resolves once their nodes are deleted. */
+  async release(id: string): Promise<void> {
+    const done = this.next((w) => (w[0] === 'released' || w[0] === 'error') && w[1] === id, 30_000, `the release of ${id}`);
+    this.send(`release ${id}`);
+    const w = await done;
+    if (w[0] === 'error') throw new Error(`Curator release ${id} failed: ${w.slice(2).join(' ')}`);
+  }
+
+  /** `threads` participants, each `iterations` times: acquire, raise the counter, hold, lower it, release. */
+  async stress(id: string, threads: number, iterations: number, counterPath: string, holdMs: number, deadlineMs = 120_000): Promise<StressResult> {
+    const done = this.next((w) => (w[0] === 'stress-done' || w[0] === 'error') && w[1] === id, deadlineMs, `the stress run ${id}`);
+    this.send(`stress ${id} ${threads} ${iterations} ${counterPath} ${holdMs}`);
+    const w = await done;
+    if (w[0] === 'error') throw new Error(`Curator stress ${id} failed: ${w.slice(2).join(' ')}`);
+    return { grants: Number(w[2]), maxSeen: Number(w[3]), violations: Number(w[4]) };
+  }
+
+  /** Closes the Curator client (its session) and waits for the JVM to exit; kills it past 20 s. */
+  async close(): Promise<void> {
+    if (this.exited) return;
+    this.send('quit');
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
+    await this.exit;
+    clearTimeout(timer);
+  }
+}
