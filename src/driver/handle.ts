@@ -43,6 +43,8 @@ export class LockHandle implements AsyncDisposable {
   readonly sessionId: bigint;
   private readonly controller = new AbortController();
   private releasing: Promise<void> | undefined;
+  /** Given up by the recipe (lossPolicy 'suspended'): its node is being deleted in the background. */
+  private relinquished = false;
   private readonly onSessionEnd: () => void;
 
   /** @internal Created by recipes when the driver grants. */
@@ -107,6 +109,7 @@ export class LockHandle implements AsyncDisposable {
    * the session is `LOST`.
    */
   release(): Promise<void> {
+    if (this.relinquished) return Promise.reject(this.lostBeforeRelease(this.controller.signal.reason as LockLostError));
     if (this.releasing) return Promise.reject(new NotHeldError(`lock ${this.path} was already released`, { path: this.path }));
     let lost = this.controller.signal.aborted ? (this.controller.signal.reason as LockLostError) : undefined;
     this.releasing = (async () => {
@@ -120,8 +123,33 @@ export class LockHandle implements AsyncDisposable {
       }
     })();
     return this.releasing.then(() => {
-      if (lost) throw new NotHeldError(`lock ${this.path} was lost before release: ${lost.message}`, { path: this.path, cause: lost });
+      if (lost) throw this.lostBeforeRelease(lost);
     });
+  }
+
+  private lostBeforeRelease(lost: LockLostError): NotHeldError {
+    return new NotHeldError(`lock ${this.path} was lost before release: ${lost.message}`, { path: this.path, cause: lost });
+  }
+
+  /**
+   * @internal The recipe gives the lock up (the connection is suspended under lossPolicy
+   * 'suspended'): the signal aborts, and our node(s) are deleted in the background, once the
+   * session is back or with it. `release()` then rejects with {@link NotHeldError} at once.
+   */
+  relinquish(why: string): void {
+    if (this.releasing || this.controller.signal.aborted) return;
+    this.lose(why);
+    this.relinquished = true;
+    this.held.sessionSignal.removeEventListener('abort', this.onSessionEnd);
+    this.releasing = this.hooks.release(this, this.held).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** @internal Resolves once a release (ours or the recipe's) has finished; at once if none began. */
+  whenReleased(): Promise<void> {
+    return this.releasing ?? Promise.resolve();
   }
 
   /**
@@ -153,6 +181,8 @@ export class LockHandle implements AsyncDisposable {
    * a lock whose session ended settles at once (see {@link release}).
    */
   async [Symbol.asyncDispose](): Promise<void> {
+    // Given up by the recipe: the loss was signalled, and the deletion must not hold up the scope.
+    if (this.relinquished) return;
     if (this.releasing) return this.releasing;
     await this.release().catch((err: unknown) => {
       if (!(err instanceof NotHeldError)) throw err;

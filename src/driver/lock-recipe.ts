@@ -33,7 +33,21 @@ export interface LockOptions {
    * (node-zookeeper-client cannot create container nodes). Default 10000; `Infinity` keeps it.
    */
   reapParentAfterMs?: number;
+  /**
+   * When a held lock's signal aborts because of the connection. `'lost'` (default): at `LOST`,
+   * which comes before the server can expire the session (so before anyone else can be
+   * granted); a suspension that ends in `RECONNECTED` keeps the lock, and only `suspended` is
+   * emitted. `'suspended'` (Curator's standard `ConnectionStateErrorPolicy`): already at
+   * `SUSPENDED`, with a {@link LockLostError} saying the lock *may* be lost; the lock is then
+   * given up (our node is deleted once the session is back, or goes with it). Choose it when
+   * work must stop the moment the connection is in doubt, e.g. writes to a resource that cannot
+   * check fencing tokens.
+   */
+  lossPolicy?: LossPolicy;
 }
+
+/** When a held lock's signal aborts because of the connection; see {@link LockOptions.lossPolicy}. */
+export type LossPolicy = 'lost' | 'suspended';
 
 /**
  * Options of a blocking acquisition. Both are honoured also in an outage and after a lost reply:
@@ -89,6 +103,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private readonly reaper: ParentReaper;
   private readonly data: Buffer;
   private readonly watchOwnNode: boolean;
+  private readonly lossPolicy: LossPolicy;
   private readonly held = new Set<LockHandle>();
   private readonly state = new AsyncMutex();
   private readonly closeController = new AbortController();
@@ -118,13 +133,19 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     this.path = path;
     this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
     if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
+    if (options.watchOwnNode !== undefined && typeof options.watchOwnNode !== 'boolean') throw new InvalidArgumentError(`watchOwnNode must be a boolean, got ${describe(options.watchOwnNode)}`);
     this.watchOwnNode = options.watchOwnNode ?? false;
+    const lossPolicy = options.lossPolicy ?? 'lost';
+    if (lossPolicy !== 'lost' && lossPolicy !== 'suspended') throw new InvalidArgumentError(`lossPolicy must be 'lost' or 'suspended', got ${describe(lossPolicy)}`);
+    this.lossPolicy = lossPolicy;
     this.driver = new LockDriver(session, path, spec);
     this.reaper = new ParentReaper(session, grace);
     this.onState = (s) => {
       if (this.held.size === 0) return;
-      if (s === 'SUSPENDED') this.emit('suspended');
-      else if (s === 'RECONNECTED') this.emit('reconnected');
+      if (s === 'SUSPENDED') {
+        if (this.lossPolicy === 'suspended') for (const h of this.held) h.relinquish('the connection was suspended, so the lock may be lost (lossPolicy "suspended")');
+        this.emit('suspended');
+      } else if (s === 'RECONNECTED') this.emit('reconnected');
     };
     session.on('state', this.onState);
   }
@@ -286,7 +307,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
         this.closeController.abort(new ClosedError(`${this.what} ${this.path} closed`));
         return [...this.held];
       });
-      await Promise.all([...handles.map((h) => h[Symbol.asyncDispose]()), ...[...this.pending].map((p) => p.catch(() => undefined))]);
+      await Promise.all([...handles.map((h) => h[Symbol.asyncDispose]()), ...handles.map((h) => h.whenReleased()), ...[...this.pending].map((p) => p.catch(() => undefined))]);
       // Deletions left running by acquisitions that gave up (each ends with its session at the latest).
       await this.idle();
       this.reaper.stop();
