@@ -4,9 +4,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ZkSession, type SessionOptions } from '../src/client/index.js';
+import { NoNodeError } from '../src/errors.js';
 import type { ConnectionState } from '../src/client/types.js';
 import { after, before } from 'node:test';
 import { ChaosProxy, TestingCluster, TestingServer, waitFor, withTimeout } from '../src/testing/index.js';
+
+/** Child names of `path` as `session` sees them, sorted; [] when it does not exist. */
+export async function childrenOf(session: ZkSession, path: string): Promise<string[]> {
+  try {
+    return (await session.getChildren(path)).children.sort();
+  } catch (err) {
+    if (err instanceof NoNodeError) return [];
+    throw err;
+  }
+}
 
 /** A fresh, unique base path for one test. */
 export function uniquePath(name: string): string {
@@ -75,6 +86,11 @@ export class ServerFixture {
     });
   }
 
+  /** Child names of `path` (sorted, [] when absent), as the observer sees them. */
+  children(path: string): Promise<string[]> {
+    return childrenOf(this.observer, path);
+  }
+
   /** `n` sessions to the server (closed in `after`). */
   sessionsN(n: number, options: SessionOptions = {}): Promise<ZkSession[]> {
     return Promise.all(Array.from({ length: n }, () => this.pool.connect(this.server.connectString, options)));
@@ -116,5 +132,10 @@ export class ClusterFixture {
       await this.pool.closeAll();
       await this.cluster?.close();
     });
+  }
+
+  /** Child names of `path` (sorted, [] when absent), as the observer sees them. */
+  children(path: string): Promise<string[]> {
+    return childrenOf(this.observer, path);
   }
 }

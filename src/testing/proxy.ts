@@ -63,7 +63,7 @@ class Lane {
     private readonly count: (bytes: number) => void,
     private readonly fail: () => void,
     /** Sees every chunk first; returns how many of its bytes to forward before cutting the link. */
-    private readonly tap: (chunk: Buffer) => number | undefined,
+    tap: (chunk: Buffer) => number | undefined,
   ) {
     from.on('data', (data: Buffer) => {
       const cut = tap(data);

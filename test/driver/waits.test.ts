@@ -6,7 +6,7 @@
 // unreachable is gone once it is back.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ClosedError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, OperationTimeoutError, SessionExpiredError } from '../../src/errors.js';
+import { ClosedError, LockLostError, LockTimeoutError, NotHeldError, OperationTimeoutError, SessionExpiredError } from '../../src/errors.js';
 import { DistributedQueue, LeaderLatch, LeaderSelector, Mutex, ReadWriteLock, Semaphore, type SessionOptions, type ZkSession } from '../../src/index.js';
 import { ChaosProxy, waitFor, withTimeout } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
@@ -22,15 +22,7 @@ async function proxied(options: SessionOptions = {}): Promise<{ session: ZkSessi
   return { session: await fx.pool.connect(proxy.connectString, options), proxy };
 }
 
-/** Children of `dir` as the observer sees them, sorted; [] when it does not exist. */
-async function childrenOf(dir: string): Promise<string[]> {
-  try {
-    return (await fx.observer.getChildren(dir)).children.sort();
-  } catch (err) {
-    if (err instanceof NoNodeError) return [];
-    throw err;
-  }
-}
+const childrenOf = (path: string): Promise<string[]> => fx.children(path);
 
 /** Every node below `path` (not `path` itself), as paths relative to it. */
 async function tree(path: string, prefix = ''): Promise<string[]> {

@@ -4,22 +4,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Acls } from '../../src/client/index.js';
-import { NoAuthError, NoNodeError } from '../../src/errors.js';
+import { NoAuthError } from '../../src/errors.js';
 import { Semaphore } from '../../src/semaphore/index.js';
 import { waitFor } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
 
-/** Child names of `path`, sorted; [] when it does not exist. */
-async function childrenOf(path: string): Promise<string[]> {
-  try {
-    return (await fx.observer.getChildren(path)).children.sort();
-  } catch (err) {
-    if (err instanceof NoNodeError) return [];
-    throw err;
-  }
-}
+const childrenOf = (path: string): Promise<string[]> => fx.children(path);
 
 test('a failed watch read among several: no listener and no server watch left behind', async () => {
   const dir = uniquePath('watch-all');

@@ -5,15 +5,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LeaderLatch } from '../../src/index.js';
 import { waitFor } from '../../src/testing/index.js';
-import { ClusterFixture, uniquePath } from '../helpers.js';
+import { ClusterFixture, uniquePath, childrenOf } from '../helpers.js';
 
 const fx = new ClusterFixture();
 
-/** Children of `path`, sorted; [] when it does not exist. */
-async function nodes(path: string): Promise<string[]> {
-  const stat = await fx.observer.exists(path);
-  return stat ? (await fx.observer.getChildren(path)).children.sort() : [];
-}
+const nodes = (path: string): Promise<string[]> => childrenOf(fx.observer, path);
 
 /**
  * Waits until exactly one of `latches` leads and participants() agrees: the ids of `latches`

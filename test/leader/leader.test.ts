@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError } from '../../src/errors.js';
 import { LeaderLatch, LeaderSelector, type LeaderLatchOptions, type ZkSession } from '../../src/index.js';
 import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
-import { nextState, ServerFixture, uniquePath } from '../helpers.js';
+import { nextState, ServerFixture, uniquePath, childrenOf } from '../helpers.js';
 
 const fx = new ServerFixture();
 const { pool, proxies } = fx;
@@ -22,11 +22,7 @@ async function proxied(options = {}): Promise<{ session: ZkSession; proxy: Chaos
   return { session: await pool.connect(proxy.connectString, options), proxy };
 }
 
-/** Children of `path` (any kind), sorted; [] when it does not exist. */
-async function nodes(path: string): Promise<string[]> {
-  const stat = await fx.observer.exists(path);
-  return stat ? (await fx.observer.getChildren(path)).children.sort() : [];
-}
+const nodes = (path: string): Promise<string[]> => childrenOf(fx.observer, path);
 
 /** Waits until `count` nodes are in the election on `path`. */
 const queued = (path: string, count: number): Promise<boolean> =>

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as work } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import type { ZkSession } from '../../src/client/index.js';
-import { BadVersionError, LayoutMismatchError, NoNodeError } from '../../src/errors.js';
+import { BadVersionError, LayoutMismatchError } from '../../src/errors.js';
 import { Semaphore } from '../../src/semaphore/index.js';
 import { waitFor, withTimeout } from '../../src/testing/index.js';
 import { CuratorAgent, type CuratorSemaphoreClass } from '../java/curator.js';
@@ -31,15 +31,7 @@ async function closeAgent(a: CuratorAgent): Promise<void> {
   agents.delete(a);
 }
 
-/** Child names of `path`, sorted; [] when it does not exist. */
-async function childrenOf(path: string): Promise<string[]> {
-  try {
-    return (await fx.observer.getChildren(path)).children.sort();
-  } catch (err) {
-    if (err instanceof NoNodeError) return [];
-    throw err;
-  }
-}
+const childrenOf = (path: string): Promise<string[]> => fx.children(path);
 
 const baseName = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
 

@@ -9,7 +9,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type { ZkSession } from '../../src/client/index.js';
 import type { LockHandle } from '../../src/driver/handle.js';
-import { InvalidArgumentError, LayoutMismatchError, LeaseMismatchError, LockLostError, LockTimeoutError, NoNodeError } from '../../src/errors.js';
+import { InvalidArgumentError, LayoutMismatchError, LeaseMismatchError, LockLostError, LockTimeoutError } from '../../src/errors.js';
 import { Semaphore, type SemaphoreOptions } from '../../src/semaphore/index.js';
 import { expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
@@ -18,15 +18,7 @@ const fx = new ServerFixture();
 const V2 = { layout: 'curator-v2' } as const;
 const PROTECTED = (name: string): RegExp => new RegExp(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}-${name}\\d{10}$`);
 
-/** Child names of `path`, sorted; [] when it does not exist. */
-async function childrenOf(path: string): Promise<string[]> {
-  try {
-    return (await fx.observer.getChildren(path)).children.sort();
-  } catch (err) {
-    if (err instanceof NoNodeError) return [];
-    throw err;
-  }
-}
+const childrenOf = (path: string): Promise<string[]> => fx.children(path);
 
 const leasesOf = (path: string): Promise<string[]> => childrenOf(`${path}/leases`);
 const locksOf = (path: string): Promise<string[]> => childrenOf(`${path}/locks`);

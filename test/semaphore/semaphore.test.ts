@@ -7,10 +7,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { ZkSession } from '../../src/client/index.js';
 import type { LockHandle } from '../../src/driver/handle.js';
-import { ClosedError, InvalidArgumentError, LeaseMismatchError, LockTimeoutError, NoNodeError } from '../../src/errors.js';
+import { ClosedError, InvalidArgumentError, LeaseMismatchError, LockTimeoutError } from '../../src/errors.js';
 import { Semaphore, type SemaphoreOptions } from '../../src/semaphore/index.js';
 import { TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
-import { SessionPool, uniquePath } from '../helpers.js';
+import { childrenOf as listChildren, SessionPool, uniquePath } from '../helpers.js';
 
 let server: TestingServer;
 const pool = new SessionPool();
@@ -35,15 +35,7 @@ function hexId(session: ZkSession): string {
   return `0x${session.sessionId.toString(16)}`;
 }
 
-/** Child names of `path`, sorted; [] when it does not exist. */
-async function childrenOf(path: string): Promise<string[]> {
-  try {
-    return (await s.getChildren(path)).children.sort();
-  } catch (err) {
-    if (err instanceof NoNodeError) return [];
-    throw err;
-  }
-}
+const childrenOf = (path: string): Promise<string[]> => listChildren(s, path);
 
 const nameOf = (h: LockHandle): string => h.path.slice(h.path.lastIndexOf('/') + 1);
 const namesOf = (...hs: LockHandle[]): string[] => hs.flatMap((h) => h.paths.map((p) => p.slice(p.lastIndexOf('/') + 1))).sort();
