@@ -68,6 +68,7 @@ export interface RawConnectionManager {
   queue(request: RawRequest, cb: (err: RawError | null) => void): void;
   packetQueue: { queue: { request: RawRequest }[] };
   onSocketConnected(): void;
+  onSocketTimeout(): void;
   connect(): void;
   setState(state: number): void;
   registerDataWatcher(path: string, watcher: Watcher): void;
@@ -168,6 +169,7 @@ function assertInternals(): void {
     cm !== undefined &&
     typeof cm.queue === 'function' &&
     typeof cm.onSocketConnected === 'function' &&
+    typeof cm.onSocketTimeout === 'function' &&
     typeof cm.connect === 'function' &&
     typeof cm.setState === 'function' &&
     Array.isArray(cm.packetQueue?.queue) &&
@@ -238,7 +240,7 @@ const SET_WATCHES_OP = 101;
  * (with an outdated watch set). Put this attempt's auth first, then its SetWatches, and drop the
  * stale ones. (2) A pending reconnect timer of an ended generation would still connect and send
  * the old session's id and password, reviving a session we declared lost: refuse, and make
- * `connect` a no-op once not allowed.
+ * `connect` a no-op once not allowed. (3) Its idle ping is replaced by the session's heartbeat.
  */
 export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): void {
   const cm = client.connectionManager;
@@ -247,6 +249,9 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
   cm.connect = function (this: RawConnectionManager): void {
     if (hooks.allowed()) connect.call(this);
   };
+  // The session heartbeats on its own schedule (generation.ts); the client's own ping after a
+  // third of the timeout of socket idleness would be a second request for the same purpose.
+  cm.onSocketTimeout = function (): void {};
   // The client binds this when it opens each socket, so the instance property is what runs.
   cm.onSocketConnected = function (this: RawConnectionManager): void {
     if (!hooks.allowed()) {
