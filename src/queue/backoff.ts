@@ -1,6 +1,6 @@
 /**
  * Backoff of the queue's retries and background loops: jittered, capped, and always on a timer
- * (a loop never retries synchronously).
+ * (a loop never retries synchronously); and how a write already sent is waited for.
  *
  * @internal
  * @module
@@ -8,7 +8,7 @@
 import { backoffDelay, DEFAULT_RETRY } from '../client/retry.js';
 import { describe } from '../client/validate.js';
 import { ConnectionLossError, InvalidArgumentError } from '../errors.js';
-import { delay } from '../util/abort.js';
+import { delay, raceAbort } from '../util/abort.js';
 import type { ZkSession } from '../client/session.js';
 
 /** A resolved backoff: the first delay and the cap, ms. */
@@ -61,5 +61,35 @@ export async function untilAnswered<T>(session: ZkSession, signal: AbortSignal |
     }
     await delay(backoffMs(LOSS_BACKOFF, attempt), signal);
     await session.waitConnected({ signal });
+  }
+}
+
+/**
+ * How long an aborted call still waits for the answer to its write (a take's delete, a put's
+ * transaction) when that write is on its way over a live connection: a round trip, normally.
+ */
+export const ANSWER_GRACE_MS = 1000;
+
+/**
+ * Waits for `write`, a request already sent, rejecting with `signal`'s reason when it aborts.
+ * If it aborts while the session is connected, waits up to {@link ANSWER_GRACE_MS} more for
+ * the answer, and resolves if the write succeeded: an abort should not turn a take the server
+ * applied into a lost item, or a put into an unknown outcome, for the sake of a round trip.
+ */
+export async function seeThrough<T>(session: ZkSession, write: Promise<T>, signal: AbortSignal): Promise<T> {
+  try {
+    return await raceAbort(write, signal);
+  } catch (err) {
+    if (!signal.aborted || (session.state !== 'CONNECTED' && session.state !== 'RECONNECTED')) throw err;
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      write.then(
+        (value) => ({ value }),
+        () => undefined,
+      ),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ANSWER_GRACE_MS))),
+    ]).finally(() => clearTimeout(timer));
+    if (late) return late.value;
+    throw err;
   }
 }

@@ -141,7 +141,7 @@ export class ConsumeRun {
     if (max !== undefined && c.version > max) {
       // The earlier deliveries ended without the handler's verdict (sessions or processes
       // that ended): do not run it again.
-      return this.source.claims.bury(c, `delivered ${c.redeliveries} times without an acknowledgement (each delivery ended with its consumer's session or process)`, c.redeliveries);
+      return this.source.claims.bury(c, `delivered ${c.redeliveries} times without an acknowledgement (the last delivery ended without the handler's verdict: its consumer's session or process ended)`, c.redeliveries);
     }
     try {
       await this.handler(c.data, { redeliveries: c.redeliveries, path: c.ref.path, signal: c.sessionSignal });

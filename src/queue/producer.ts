@@ -17,8 +17,8 @@ import { randomBytes } from 'node:crypto';
 import type { ZkSession } from '../client/session.js';
 import type { Op } from '../client/types.js';
 import { BadVersionError, ConnectionLossError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
-import { raceAbort } from '../util/abort.js';
-import { untilAnswered } from './backoff.js';
+import { delay, raceAbort } from '../util/abort.js';
+import { backoffMs, LOSS_BACKOFF, seeThrough, untilAnswered } from './backoff.js';
 import { BUCKET_CAPACITY, bucketName, itemSeq, OPEN_BUCKET_VERSION, parseBucket, priorityDir, SEALED } from './layout.js';
 import { RecordPool, type PutRecord } from './records.js';
 
@@ -51,29 +51,34 @@ export class Producer {
     const pdir = priorityDir(priority);
     const token = randomBytes(8).toString('hex');
     const id = token.slice(0, 8);
-    let record = await this.records.take(signal);
+    let record: PutRecord | undefined = await this.records.take(signal);
     let reusable = true;
+    // The record went with its session (or was deleted), with nothing of this put applied.
+    const replace = async (): Promise<PutRecord> => {
+      if (record) this.records.drop(record);
+      record = undefined;
+      record = await this.records.take(signal);
+      return record;
+    };
     try {
-      for (;;) {
+      for (let attempt = 0; ; attempt++) {
         signal.throwIfAborted();
-        if (record.sessionSignal.aborted) {
-          // Its session ended before anything was sent with it: a record of the current one.
-          this.records.drop(record);
-          record = await this.records.take(signal);
-        }
+        if (record === undefined || record.sessionSignal.aborted) record = await replace();
+        if (attempt > 0) await delay(backoffMs(LOSS_BACKOFF, attempt - 1), signal); // never resend at once
         const bucket = await this.tail(pdir, signal);
         const dir = `${this.items}/${pdir}/${bucketName(bucket)}`;
+        const used: PutRecord = record;
         const ops: Op[] = [
           { type: 'check', path: dir, version: OPEN_BUCKET_VERSION },
-          { type: 'setData', path: record.path, data: token, version: record.version },
+          { type: 'setData', path: used.path, data: token, version: used.version },
           ...extra,
           ...payloads.map((data): Op => ({ type: 'create', path: `${dir}/i-${id}-`, data, mode: 'PERSISTENT_SEQUENTIAL' })),
         ];
         let paths: string[];
         try {
-          const results = await raceAbort(this.session.multi(ops), signal);
+          const results = await seeThrough(this.session, this.session.multi(ops), signal);
           const bumped = results[1];
-          if (bumped?.type === 'setData') record.version = bumped.stat.version;
+          if (bumped?.type === 'setData') used.version = bumped.stat.version;
           paths = results.slice(LEADING_OPS + extra.length).map((r) => (r.type === 'create' ? r.path : ''));
         } catch (err) {
           if (signal.aborted) {
@@ -84,22 +89,24 @@ export class Producer {
           const index = (err as { opIndex?: number }).opIndex;
           if (index === 0 && err instanceof NoNodeError) {
             this.tails.delete(pdir); // the bucket was reaped: find the newest one
+            attempt = -1;
             continue;
           }
           if (index === 0 && err instanceof BadVersionError) {
             await this.sealed(pdir, bucket, signal);
+            attempt = -1;
             continue;
           }
           if (index === 1 && err instanceof NoNodeError) {
             // The record went with its session: not applied; a record of the current session.
-            this.records.drop(record);
-            record = await this.records.take(signal);
+            await replace();
+            attempt = -1;
             continue;
           }
           // A record not at the version we knew: only an earlier attempt of this put could have
           // moved it, so it is a lost reply's question again.
           if (err instanceof ConnectionLossError || (index === 1 && err instanceof BadVersionError)) {
-            const found = await this.afterLostReply(record, token, id, dir, payloads.length, signal).catch((e: unknown) => {
+            const found = await this.afterLostReply(used, token, id, dir, payloads.length, signal).catch((e: unknown) => {
               reusable = false;
               throw e;
             });
@@ -117,8 +124,8 @@ export class Producer {
         return paths;
       }
     } finally {
-      if (reusable) this.records.give(record);
-      else this.records.discard(record);
+      if (record && reusable) this.records.give(record);
+      else if (record) this.records.discard(record);
     }
   }
 
@@ -165,9 +172,12 @@ export class Producer {
     });
   }
 
-  /** Paths of the items of a put known to be applied; those already taken end in `-`. */
+  /**
+   * Paths of the items of a put known to be applied; those already taken end in `-`. Never
+   * fails: the put succeeded, whatever this listing does.
+   */
   private async pathsOf(dir: string, id: string, count: number, signal: AbortSignal): Promise<string[]> {
-    return pad(await this.listOurs(dir, id, signal), dir, id, count);
+    return pad(await this.listOurs(dir, id, signal).catch(() => []), dir, id, count);
   }
 
   private async listOurs(dir: string, id: string, signal: AbortSignal): Promise<string[]> {

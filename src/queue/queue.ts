@@ -9,7 +9,8 @@ import type { ZkSession } from '../client/session.js';
 import type { NodeData } from '../client/types.js';
 import { describe, toBuffer, validatePath } from '../client/validate.js';
 import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NoNodeError, OperationTimeoutError } from '../errors.js';
-import { raceAbort } from '../util/abort.js';
+import { delay, raceAbort } from '../util/abort.js';
+import { backoffMs, LOSS_BACKOFF, seeThrough } from './backoff.js';
 import { Claims } from './claims.js';
 import { ClaimSource, ConsumeRun, type Handler } from './consumer.js';
 import { Cursor } from './cursor.js';
@@ -115,8 +116,9 @@ export class DistributedQueue {
   /**
    * Takes the next item, waiting for one (at-most-once: the item is deleted, then returned).
    * Rejects with `OperationTimeoutError` after `timeoutMs`, or the abort reason. Waiting leaves
-   * nothing behind when it gives up. A take that gives up while its delete is on its way may
-   * lose that item (never hand it out twice).
+   * nothing behind when it gives up. A take that gives up while its delete is on its way waits
+   * up to a second more for the answer over a live connection (and returns the item if the
+   * delete took it); otherwise the item may be lost (never handed out twice).
    */
   async take(options: TakeOptions = {}): Promise<Buffer> {
     return this.bounded(callBound(options), 'take', async (signal) => {
@@ -131,7 +133,7 @@ export class DistributedQueue {
 
   /** Claims by deletion: read the item, delete it; whoever deletes it owns it. */
   private async tryTake(signal: AbortSignal): Promise<Buffer | null> {
-    for (;;) {
+    for (let losses = 0; ; ) {
       const ref = await this.cursor.next(signal);
       if (!ref) return null;
       try {
@@ -139,12 +141,13 @@ export class DistributedQueue {
         // Not the retrying delete: a NoNode after a lost reply would hand the item to us when
         // another consumer may have taken it. If the reply is lost the item is not returned
         // (at-most-once allows a loss, never a duplicate).
-        await raceAbort(this.session.multi([{ type: 'delete', path: ref.path, version: stat.version }]), signal);
+        await seeThrough(this.session, this.session.multi([{ type: 'delete', path: ref.path, version: stat.version }]), signal);
         this.cursor.hit();
         return data;
       } catch (err) {
         if (signal.aborted) throw err;
         if (err instanceof ConnectionLossError) {
+          await delay(backoffMs(LOSS_BACKOFF, losses++), signal);
           await this.session.waitConnected({ signal });
           continue;
         }

@@ -113,6 +113,44 @@ describe('delivery limit and dead letters', () => {
   });
 });
 
+describe('re-queue under faults', () => {
+  test('a re-queue whose reply is lost, and whose item is taken before the producer is back: resolves, one item, the letter gone', async () => {
+    const path = uniquePath('requeue-lost');
+    const proxy = await fx.proxy();
+    const ps = await fx.pool.connect(proxy.connectString);
+    const [cs] = await fx.sessionsN(1);
+    const consumer = new DistributedQueue(cs!, path);
+    await consumer.put('poison');
+    await withTimeout(
+      consumer.consume(
+        () => {
+          throw new Error('no');
+        },
+        { maxDeliveries: 1, onError: noop, signal: AbortSignal.timeout(1500) },
+      ),
+      5000,
+      'consume to stop',
+    );
+    const producer = new DistributedQueue(ps, path);
+    const [letter] = await producer.deadLetters();
+    assert.ok(letter, 'dead-lettered');
+
+    const lost = proxy.loseReply({ op: 'multi', path: `${path}/dead/` }).then(() => proxy.reject(true));
+    const requeued = producer.requeueDeadLetter(letter);
+    requeued.catch(noop);
+    await lost;
+    try {
+      assert.equal(text(await consumer.poll()), 'poison');
+    } finally {
+      proxy.reject(false);
+    }
+    await withTimeout(requeued, 15_000, 'the re-queue');
+    assert.deepEqual(await itemPaths(fx.observer, path), [], 'not put twice');
+    assert.deepEqual(await producer.deadLetters(), [], 'the letter is gone');
+    await producer.close();
+  });
+});
+
 describe('redelivery backoff', () => {
   test('a failing item is redelivered after a growing delay (a handful of runs in 2 s, not hundreds); its claim is kept meanwhile, and released at once when consuming stops', async () => {
     const path = uniquePath('redelivery-backoff');
