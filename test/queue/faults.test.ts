@@ -108,6 +108,38 @@ describe('exactly-once puts', () => {
   });
 });
 
+describe('deadlines', () => {
+  test('every call honours its timeoutMs while the server is unreachable; a put that timed out is there at most once', async () => {
+    const path = uniquePath('deadlines');
+    const proxy = await fx.proxy();
+    const s = await fx.pool.connect(proxy.connectString);
+    const q = new DistributedQueue(s, path);
+    await q.put('warm-up');
+    proxy.blackhole();
+    try {
+      const calls: [string, Promise<unknown>][] = [
+        ['put', q.put('late', { timeoutMs: 300 })],
+        ['putAll', q.putAll(['a', 'b'], { timeoutMs: 300 })],
+        ['poll', q.poll({ timeoutMs: 300 })],
+        ['take', q.take({ timeoutMs: 300 })],
+        ['peek', q.peek({ timeoutMs: 300 })],
+        ['size', q.size({ timeoutMs: 300 })],
+        ['deadLetters', q.deadLetters({ timeoutMs: 300 })],
+      ];
+      const settled = calls.map(([name, call]) => [name, call.catch((e: unknown) => e)] as const);
+      for (const [name, call] of settled) {
+        const err = await withTimeout(call, 3000, `${name} to give up`);
+        assert.equal((err as { code?: string }).code, 'TIMEOUT', `${name}: ${String(err)}`);
+      }
+    } finally {
+      proxy.pass();
+    }
+    await withTimeout(q.close(), 10_000, 'close');
+    const data = await itemData(fx.observer, path);
+    assert.ok(data.filter((d) => d === 'late').length <= 1 && data.filter((d) => d === 'a').length <= 1, data.join(','));
+  });
+});
+
 describe('at-least-once: no claim is stranded', () => {
   test('a claim whose reply is lost is recovered by owner: the item is handled in the same session, nothing is left', async () => {
     const path = uniquePath('claim-lost');
