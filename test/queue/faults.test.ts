@@ -5,7 +5,7 @@
 // with a stale tail). Each test is the regression test of one finding of issue 11.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { QueueLayoutError } from '../../src/errors.js';
+import { ClosedError, QueueLayoutError } from '../../src/errors.js';
 import { DistributedQueue, type Delivery } from '../../src/index.js';
 import { BUCKET_CAPACITY, itemSeq } from '../../src/queue/layout.js';
 import { waitFor, withTimeout } from '../../src/testing/index.js';
@@ -115,9 +115,18 @@ describe('deadlines', () => {
     const s = await fx.pool.connect(proxy.connectString);
     const q = new DistributedQueue(s, path);
     await q.put('warm-up');
+    // A dead letter, laid out by hand, to re-queue and discard.
+    const letterPath = `${path}/dead/p-500.b-0000000000.i-00000000-0000000000`;
+    await fx.observer.mkdirp(`${path}/dead`);
+    await fx.observer.create(letterPath, { data: 'dead' });
+    await fx.observer.create(`${letterPath}/info`, { data: JSON.stringify({ item: 'x', deliveries: 1, error: 'e', at: 1 }) });
+    const [letter] = await q.deadLetters();
+    assert.equal(letter?.path, letterPath);
     proxy.blackhole();
     try {
       const calls: [string, Promise<unknown>][] = [
+        ['requeueDeadLetter', q.requeueDeadLetter(letter!, { timeoutMs: 300 })],
+        ['discardDeadLetter', q.discardDeadLetter(letter!, { timeoutMs: 300 })],
         ['put', q.put('late', { timeoutMs: 300 })],
         ['putAll', q.putAll(['a', 'b'], { timeoutMs: 300 })],
         ['poll', q.poll({ timeoutMs: 300 })],
@@ -136,7 +145,49 @@ describe('deadlines', () => {
     }
     await withTimeout(q.close(), 10_000, 'close');
     const data = await itemData(fx.observer, path);
-    assert.ok(data.filter((d) => d === 'late').length <= 1 && data.filter((d) => d === 'a').length <= 1, data.join(','));
+    assert.ok(['late', 'a', 'b', 'dead'].every((x) => data.filter((d) => d === x).length <= 1), data.join(','));
+    assert.deepEqual(await childrenOf(fx.observer, `${path}/producers`), [], 'no put record left after close');
+    assert.deepEqual(await childrenOf(fx.observer, `${path}/consumers`), []);
+  });
+
+  test('a take or put whose signal aborts while its write is on its way over a slow live connection still gets the answer: the item is returned, the put resolves', async () => {
+    const path = uniquePath('abort-in-flight');
+    const proxy = await fx.proxy();
+    const s = await fx.pool.connect(proxy.connectString);
+    const q = new DistributedQueue(s, path);
+    await q.putAll(['x', 'warm-up']);
+    assert.equal(text(await q.poll()), 'x');
+    proxy.latency(200);
+    const abortWhenSent = (ac: AbortController): Promise<void> => {
+      const before = s.counters.multi;
+      return waitFor(() => s.counters.multi > before, { timeoutMs: 5000, intervalMs: 5, message: 'the write sent' }).then(() => ac.abort(new Error('gave up')));
+    };
+    const takeAbort = new AbortController();
+    const sent = abortWhenSent(takeAbort);
+    assert.equal(text(await q.take({ signal: takeAbort.signal })), 'warm-up', 'the take that deleted the item returns it');
+    await sent;
+    const putAbort = new AbortController();
+    const putSent = abortWhenSent(putAbort);
+    const item = await q.put('kept', { signal: putAbort.signal });
+    await putSent;
+    proxy.pass();
+    assert.deepEqual(await itemPaths(fx.observer, path), [item], 'the put resolved, once');
+    await q.close();
+  });
+
+  test('closing the session ends a running consume() and a waiting take with ClosedError', async () => {
+    const path = uniquePath('session-closed');
+    const s = await fx.pool.connect(fx.server.connectString);
+    const consumer = new DistributedQueue(s, path);
+    const taker = new DistributedQueue(s, path);
+    const consuming = consumer.consume(() => undefined, { onError: noop });
+    const taking = taker.take();
+    consuming.catch(noop);
+    taking.catch(noop);
+    await waitFor(async () => (await childrenOf(fx.observer, `${path}/consumers`)).length === 2, { timeoutMs: 5000, message: 'both waiting' });
+    await withTimeout(s.close(), 5000, 'the session to close');
+    await assert.rejects(withTimeout(consuming, 5000, 'consume to end'), ClosedError);
+    await assert.rejects(withTimeout(taking, 5000, 'take to end'), ClosedError);
   });
 });
 
