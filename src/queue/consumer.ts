@@ -15,10 +15,7 @@ import type { Claimed, Claims } from './claims.js';
 import type { Cursor, ItemRef } from './cursor.js';
 import { claimName } from './layout.js';
 import type { IdleLine } from './line.js';
-import type { ConsumeConfig, Delivery } from './options.js';
-
-/** A consumer's handler. */
-export type Handler = (data: Buffer, delivery: Delivery) => unknown;
+import type { ConsumeConfig, ConsumeHandler } from './options.js';
 
 /** Longest error text kept with a dead letter. */
 const MAX_ERROR_TEXT = 2000;
@@ -92,7 +89,7 @@ export class ConsumeRun {
     private readonly line: IdleLine,
     /** The queue's root, reported as the path of failures that are not an item's. */
     private readonly root: string,
-    private readonly handler: Handler,
+    private readonly handler: ConsumeHandler,
     private readonly config: ConsumeConfig,
     /** Stops the run: the caller's signal or the queue's close. */
     private readonly stop: AbortSignal,

@@ -10,6 +10,7 @@ export {
   DEFAULT_REDELIVERY_BACKOFF,
   type BackoffOptions,
   type CallOptions,
+  type ConsumeHandler,
   type ConsumeOptions,
   type DeadLetterOptions,
   type Delivery,

@@ -58,6 +58,12 @@ export interface Delivery {
   signal: AbortSignal;
 }
 
+/**
+ * An at-least-once handler: resolves when the item is handled (it is then acknowledged), throws
+ * when it is not (it is then delivered again, or dead-lettered). Must be idempotent.
+ */
+export type ConsumeHandler = (data: Buffer, delivery: Delivery) => unknown;
+
 /** Options of `consume`. */
 export interface ConsumeOptions {
   /** Items handled at once by this consumer. Default 1. */

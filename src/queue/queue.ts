@@ -12,11 +12,11 @@ import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError
 import { delay, raceAbort } from '../util/abort.js';
 import { backoffMs, LOSS_BACKOFF, seeThrough } from './backoff.js';
 import { Claims } from './claims.js';
-import { ClaimSource, ConsumeRun, type Handler } from './consumer.js';
+import { ClaimSource, ConsumeRun } from './consumer.js';
 import { Cursor } from './cursor.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { IdleLine } from './line.js';
-import { callBound, checkLimit, checkPriority, consumeConfig, type CallOptions, type ConsumeOptions, type DeadLetterOptions, type PutOptions, type QueueOptions, type TakeOptions } from './options.js';
+import { callBound, checkLimit, checkPriority, consumeConfig, type CallOptions, type ConsumeHandler, type ConsumeOptions, type DeadLetterOptions, type PutOptions, type QueueOptions, type TakeOptions } from './options.js';
 import { Producer } from './producer.js';
 
 const noop = (): void => undefined;
@@ -165,7 +165,7 @@ export class DistributedQueue {
    * in-flight handlers finished and their claims are settled; rejects with `ClosedError` when
    * the session is closed.
    */
-  async consume(handler: Handler, options: ConsumeOptions = {}): Promise<void> {
+  async consume(handler: ConsumeHandler, options: ConsumeOptions = {}): Promise<void> {
     if (typeof handler !== 'function') throw new InvalidArgumentError(`consume needs a handler function, got ${describe(handler)}`);
     const config = consumeConfig(options);
     this.assertOpen();
