@@ -17,7 +17,7 @@ import type { ZkSession } from '../client/session.js';
 import type { Op } from '../client/types.js';
 import { BadVersionError, ClosedError, ConnectionLossError, NodeExistsError, NoNodeError, SessionExpiredError, ZooKeeperError } from '../errors.js';
 import { delay } from '../util/abort.js';
-import { backoffMs, LOSS_BACKOFF } from './backoff.js';
+import { backoffMs, LOSS_BACKOFF, untilAnswered } from './backoff.js';
 import type { ItemRef } from './cursor.js';
 import { claimName } from './layout.js';
 
@@ -136,7 +136,13 @@ export class Claims {
     let withClaim = true;
     for (let pass = 0; pass < 3; pass++) {
       if (!this.deadReady) {
-        await this.session.mkdirp(this.deadDir);
+        try {
+          await untilAnswered(this.session, c.sessionSignal, () => this.session.mkdirp(this.deadDir));
+        } catch (err) {
+          if (c.sessionSignal.aborted || err instanceof ClosedError) return; // the claim went with its session
+          await this.release(c); // never leave the claim behind
+          throw err;
+        }
         this.deadReady = true;
       }
       const ops: Op[] = [{ type: 'delete', path: c.ref.path, version: c.version }, ...(withClaim ? [{ type: 'delete' as const, path: c.claim }] : []), ...move];
@@ -152,6 +158,7 @@ export class Claims {
         continue;
       }
       if (r instanceof NodeExistsError) break; // a letter of this item exists already (should not happen)
+      await this.release(c);
       throw r;
     }
     await this.release(c);
