@@ -3,4 +3,18 @@
  *
  * @module
  */
-export { DistributedQueue, type ConsumeOptions, type Delivery, type PutOptions, type QueueOptions, type TakeOptions } from './queue.js';
+export { DistributedQueue } from './queue.js';
+export type { DeadLetter } from './dead-letters.js';
+export {
+  DEFAULT_ERROR_BACKOFF,
+  DEFAULT_REDELIVERY_BACKOFF,
+  type BackoffOptions,
+  type QueueCallOptions,
+  type ConsumeHandler,
+  type ConsumeOptions,
+  type DeadLetterOptions,
+  type Delivery,
+  type PutOptions,
+  type QueueOptions,
+  type TakeOptions,
+} from './options.js';

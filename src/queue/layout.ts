@@ -5,11 +5,17 @@
  * <path>/items/p-<priority>/b-<bucket>/i-<id>-<seq>   persistent sequential items
  * <path>/claims/<priority>.<bucket>.<item>            ephemeral claims (at-least-once)
  * <path>/consumers/_c_<uuid>-lock-<seq>               idle consumers lining up
+ * <path>/producers/<uuid>-<n>                         ephemeral put records, one per put in flight
+ * <path>/dead/<priority>.<bucket>.<item>              dead letters (data: the payload)
+ * <path>/dead/<priority>.<bucket>.<item>/info         their delivery count and last error (JSON)
  * ```
  *
  * Buckets keep every listing small: a producer moves on to the next bucket once an item's
  * sequence number reaches the bucket capacity, so no `getChildren` reply nears ZooKeeper's
- * 1 MB packet limit however long the queue grows.
+ * 1 MB packet limit however long the queue grows. The move creates the next bucket and seals
+ * the full one (its data version goes from 0 to 1) in one transaction; every put checks that its
+ * bucket is unsealed in its own transaction, so only the newest bucket of a priority ever grows,
+ * whatever tail a producer remembers.
  *
  * @internal
  * @module
@@ -19,6 +25,11 @@
 export const BUCKET_CAPACITY = 10_000;
 /** Listing a bucket with more children than this is refused: its reply could near 1 MB. */
 export const MAX_LISTING = 30_000;
+/** Data of a sealed bucket (its data version is then 1; an open bucket's is 0). */
+export const SEALED = Buffer.from('sealed');
+/** Data version of a bucket that still takes puts. */
+export const OPEN_BUCKET_VERSION = 0;
+
 /** Lowest and highest priority (lower is served first). */
 export const PRIORITY_RANGE = { min: 0, max: 999, default: 500 } as const;
 
@@ -57,6 +68,11 @@ export function sortItems(names: readonly string[]): string[] {
     .filter((e): e is readonly [string, number] => e[1] !== undefined)
     .sort((a, b) => a[1] - b[1])
     .map((e) => e[0]);
+}
+
+/** Priority of a claim or dead-letter name (`p-<priority>.b-<bucket>.i-…`), or undefined. */
+export function priorityOfKey(key: string): number | undefined {
+  return parsePriority(key.slice(0, key.indexOf('.')));
 }
 
 /** Claim node name of an item (one flat directory; names are unique per item). */

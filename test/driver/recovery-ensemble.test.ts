@@ -99,7 +99,7 @@ test('a put whose reply is lost, then a reconnect to another member: exactly one
   const { victim, viaSecond, viaFirst, failOver } = await behindTwoFollowers();
   const queue = new DistributedQueue(victim, path);
 
-  const lost = viaFirst.loseReply({ op: 'create', path: `${bucket}/i-` }).then(failOver);
+  const lost = viaFirst.loseReply({ path: `${bucket}/i-` }).then(failOver);
   const syncs = victim.counters.sync;
   const item = await queue.put('once');
   await lost;

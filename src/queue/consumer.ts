@@ -1,0 +1,192 @@
+/**
+ * At-least-once consuming: workers claim items, run the handler, and settle each claim:
+ * acknowledge on success; on failure, keep the claim for a backoff that grows with the item's
+ * delivery count, then release it, or move the item to the dead letters once it reached the
+ * delivery limit. Every loop backs off (jittered, capped) and stops with its signal or session.
+ *
+ * @internal
+ * @module
+ */
+import type { ZkSession } from '../client/session.js';
+import { ClosedError, SessionExpiredError } from '../errors.js';
+import { delay, raceAbort } from '../util/abort.js';
+import { backoffMs } from './backoff.js';
+import type { Claimed, Claims } from './claims.js';
+import type { Cursor, ItemRef } from './cursor.js';
+import { claimName } from './layout.js';
+import type { IdleLine } from './line.js';
+import type { ConsumeConfig, ConsumeHandler } from './options.js';
+
+/** Longest error text kept with a dead letter. */
+const MAX_ERROR_TEXT = 2000;
+
+/** Text of a handler's error, for a dead letter. */
+function describeError(err: unknown): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text;
+}
+
+/**
+ * The claimable items of one queue, listed once for all the workers of a queue instance (one
+ * listing of the claims per listing of items), claimed in order.
+ */
+export class ClaimSource {
+  private claimable: ItemRef[] = [];
+  private listing: Promise<void> | undefined;
+  private dirReady = false;
+
+  constructor(
+    private readonly session: ZkSession,
+    private readonly cursor: Cursor,
+    readonly claims: Claims,
+  ) {}
+
+  /**
+   * Claims the next unclaimed item, skipping items claimed by others; null only when a fresh
+   * listing has nothing claimable. A claim once sent is seen through (its outcome decides
+   * whether we hold the item), whatever the signal does meanwhile.
+   */
+  async tryClaim(signal: AbortSignal): Promise<Claimed | null> {
+    let listed = false;
+    for (;;) {
+      while (this.claimable.length > 0 && !signal.aborted) {
+        const claimed = await this.claims.claim(this.claimable.shift() as ItemRef);
+        if (claimed) return claimed;
+      }
+      signal.throwIfAborted();
+      if (listed) return null;
+      this.listing ??= this.list().finally(() => {
+        this.listing = undefined;
+      });
+      await raceAbort(this.listing, signal);
+      listed = true;
+    }
+  }
+
+  private async list(): Promise<void> {
+    if (!this.dirReady) {
+      await this.session.mkdirp(this.claims.dir);
+      this.dirReady = true;
+    }
+    let taken: Set<string>;
+    try {
+      taken = new Set((await this.session.getChildren(this.claims.dir)).children);
+    } catch (err) {
+      this.dirReady = false;
+      throw err;
+    }
+    this.claimable = await this.cursor.allWhere((r) => !taken.has(claimName(r.pdir, r.bucket, r.name)));
+  }
+}
+
+/** One `consume()` call: its workers and the releases they scheduled. */
+export class ConsumeRun {
+  private readonly delayed = new Set<() => Promise<void>>();
+
+  constructor(
+    private readonly session: ZkSession,
+    private readonly source: ClaimSource,
+    private readonly line: IdleLine,
+    /** The queue's root, reported as the path of failures that are not an item's. */
+    private readonly root: string,
+    private readonly handler: ConsumeHandler,
+    private readonly config: ConsumeConfig,
+    /** Stops the run: the caller's signal or the queue's close. */
+    private readonly stop: AbortSignal,
+  ) {}
+
+  /**
+   * Runs the workers until `stop` aborts; resolves once in-flight handlers finished and every
+   * claim is settled. Rejects with {@link ClosedError} when the session is closed, and with
+   * {@link SessionExpiredError} once it is `LOST` with `renewOnLoss` off (it never comes back).
+   */
+  async run(): Promise<void> {
+    const flush = (): void => void this.flush();
+    this.stop.addEventListener('abort', flush, { once: true });
+    try {
+      await Promise.all(Array.from({ length: this.config.concurrency }, () => this.worker()));
+    } finally {
+      this.stop.removeEventListener('abort', flush);
+      await this.flush();
+    }
+    if (!this.stop.aborted && this.session.closed) throw new ClosedError(`the session of queue ${this.root} was closed while consuming`);
+    if (!this.stop.aborted && this.ended) throw this.ended;
+  }
+
+  /** Set when the session can never come back (LOST with renewOnLoss off): every worker ends. */
+  private ended: SessionExpiredError | undefined;
+
+  private async worker(): Promise<void> {
+    let failures = 0;
+    while (!this.stop.aborted) {
+      try {
+        const claimed = (await this.source.tryClaim(this.stop)) ?? (await this.line.waitAtHead(this.stop, (s) => this.source.tryClaim(s), [this.source.claims.dir]));
+        failures = 0;
+        if (claimed) await this.handle(claimed);
+      } catch (err) {
+        if (this.stop.aborted || this.session.closed) return;
+        this.report(err, { path: this.root, redeliveries: -1 });
+        try {
+          // Never retry at once: a persistent error costs a few requests a second at most.
+          await delay(backoffMs(this.config.errorBackoff, failures++), this.stop);
+          await this.session.waitConnected({ signal: this.stop });
+        } catch (waitErr) {
+          if (waitErr instanceof SessionExpiredError) this.ended ??= waitErr;
+          return;
+        }
+      }
+    }
+  }
+
+  private async handle(c: Claimed): Promise<void> {
+    if (this.stop.aborted) return this.source.claims.release(c);
+    const max = this.config.maxDeliveries;
+    if (max !== undefined && c.version > max) {
+      // The earlier deliveries ended without the handler's verdict (sessions or processes
+      // that ended): do not run it again.
+      return this.source.claims.bury(c, `delivered ${c.redeliveries} times without an acknowledgement (the last delivery ended without the handler's verdict: its consumer's session or process ended)`, c.redeliveries);
+    }
+    try {
+      await this.handler(c.data, { redeliveries: c.redeliveries, path: c.ref.path, signal: c.sessionSignal });
+    } catch (err) {
+      this.report(err, { path: c.ref.path, redeliveries: c.redeliveries });
+      if (max !== undefined && c.version >= max) return this.source.claims.bury(c, describeError(err), c.version);
+      return this.releaseLater(c, backoffMs(this.config.redelivery, c.version - 1));
+    }
+    await this.source.claims.ack(c);
+  }
+
+  /**
+   * Keeps the claim for `ms` (the item is hidden from every consumer meanwhile), then releases
+   * it. At once when the run stops; moot when the claim's session ends first.
+   */
+  private releaseLater(c: Claimed, ms: number): void {
+    let fired: Promise<void> | undefined;
+    const fire = (): Promise<void> => {
+      fired ??= (async () => {
+        clearTimeout(timer);
+        c.sessionSignal.removeEventListener('abort', onEnd);
+        this.delayed.delete(fire);
+        await this.source.claims.release(c).catch((err: unknown) => this.report(err, { path: c.ref.path, redeliveries: c.redeliveries }));
+      })();
+      return fired;
+    };
+    const onEnd = (): void => void fire();
+    const timer = setTimeout(onEnd, this.stop.aborted ? 0 : ms);
+    c.sessionSignal.addEventListener('abort', onEnd, { once: true });
+    this.delayed.add(fire);
+  }
+
+  /** Releases every claim kept for a backoff, now. */
+  private async flush(): Promise<void> {
+    await Promise.all([...this.delayed].map((fire) => fire()));
+  }
+
+  private report(err: unknown, item: { path: string; redeliveries: number }): void {
+    try {
+      this.config.onError?.(err, item);
+    } catch (thrown) {
+      process.emitWarning(`zk-recipes: a queue onError callback threw: ${String(thrown)}`);
+    }
+  }
+}
