@@ -180,7 +180,9 @@ export class Generation {
     if (!this.socket || this.socket.destroyed) return;
     const silent = now - this.lastHeard;
     if (cm.state === CM_STATE.CONNECTED) {
-      if (silent > (cm.sessionTimeout * 2) / 3) this.socket.destroy();
+      // A reset, not a close: a close leaves our unsent requests in the kernel, which would
+      // deliver them once the network heals and so touch the session after we counted it lost.
+      if (silent > (cm.sessionTimeout * 2) / 3) this.socket.resetAndDestroy();
       else if (silent >= cm.sessionTimeout / 3) this.heartbeat();
     } else if (cm.state === CM_STATE.CONNECTING && now - this.socketSince > handshakeTimeout(cm.connectTimeout, cm.sessionTimeout)) {
       this.socket.destroy();

@@ -277,7 +277,8 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
 export function silence(client: RawClient): void {
   const cm = client.connectionManager;
   cm.setState(CM_STATE.CLOSED);
-  cm.socket?.destroy();
+  // A reset discards what is still unsent; a close would let the kernel deliver it later.
+  cm.socket?.resetAndDestroy();
 }
 
 /** Converts our ACL entries to node-zookeeper-client's. */

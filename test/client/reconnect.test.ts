@@ -40,6 +40,26 @@ describe('reconnects', () => {
     await fx.observer.deleteRecursive(base);
   });
 
+  test('requests sent into a partition are discarded when we drop the connection: healed right after LOST, the old session still expires as counted', async () => {
+    const T = 2000;
+    const proxy = await fx.proxy();
+    const session = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: T });
+    const base = uniquePath('no-late-packets');
+    await fx.observer.mkdirp(base);
+    const eph = await session.create(`${base}/e`, { mode: 'EPHEMERAL' });
+    const lost = nextState(session, 'LOST', 3 * T);
+    proxy.blackhole();
+    // Sent into the partition (the proxy holds it, as a network would): it must never arrive.
+    const stranded = session.getData(eph).catch(() => undefined);
+    await lost;
+    // Heal at once: bytes the kernel still held for a closed (not reset) socket would reach the
+    // server now and touch the session we gave up, keeping its ephemeral for another timeout.
+    proxy.pass();
+    await stranded;
+    await waitFor(async () => (await fx.observer.exists(eph)) === null, { timeoutMs: T / 2, message: 'the old session expired on the server' });
+    await fx.observer.deleteRecursive(base);
+  });
+
   test('auth goes out before the requests queued while disconnected (CREATOR_ALL node readable after reconnect)', async () => {
     const proxy = await fx.proxy();
     const auth = [{ scheme: 'digest', credentials: 'carol:pw' }];
