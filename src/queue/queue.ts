@@ -7,11 +7,11 @@
 import { hostname } from 'node:os';
 import type { ZkSession } from '../client/session.js';
 import type { NodeData, OpResult, WatchEvent } from '../client/types.js';
-import { checkInt, checkSignal, checkTimeout, describe, toBuffer, validatePath } from '../client/validate.js';
+import { checkInt, checkOptionalFunction, checkOptions, checkSignal, checkTimeout, describe, toBuffer, validatePath } from '../client/validate.js';
 import { LockDriver } from '../driver/lock-driver.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
-import { backoffDelay, DEFAULT_RETRY } from '../client/retry.js';
+import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { graceFor } from '../driver/grace.js';
 import { Background, delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
 import { Cursor, type ItemRef } from './cursor.js';
@@ -37,7 +37,7 @@ export interface PutOptions {
   signal?: AbortSignal;
 }
 
-/** Options of `take`. */
+/** Options of `take` and `poll`. */
 export interface TakeOptions {
   /** Give up after this many ms with `OperationTimeoutError`. Default: wait without limit. */
   timeoutMs?: number;
@@ -61,9 +61,29 @@ export interface ConsumeOptions {
   concurrency?: number;
   /** Stops consuming (in-flight handlers finish first). */
   signal?: AbortSignal;
-  /** Called when a handler throws (the item is then redelivered). */
+  /**
+   * Called once with each failure: a handler that threw (the item is then redelivered), or
+   * consuming that failed for another reason (`redeliveries` is then -1 and `path` the queue's).
+   */
   onError?: (error: unknown, item: { path: string; redeliveries: number }) => void;
+  /**
+   * The pause of a worker after a failure (a handler that threw, or consuming that failed, e.g.
+   * with `NoAuthError`), before it claims again: `baseDelayMs` after the first failure, doubling
+   * with each failure in a row up to `maxDelayMs`, each pause jittered between half and all of
+   * that; back to the start after a success. Default `{ baseDelayMs: 100, maxDelayMs: 5000 }`:
+   * an error that persists costs about five attempts in the first two seconds per worker, then
+   * one every 2.5 to 5 s.
+   */
+  errorBackoff?: {
+    /** The first pause, ms (an integer from 0 to 2^31-1). Default 100. */
+    baseDelayMs?: number;
+    /** The longest pause, ms (an integer from `baseDelayMs` to 2^31-1). Default 5000. */
+    maxDelayMs?: number;
+  };
 }
+
+/** The default {@link ConsumeOptions.errorBackoff}. */
+const DEFAULT_ERROR_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
 
 const noop = (): void => undefined;
 
@@ -118,6 +138,7 @@ export class DistributedQueue {
     if (options.participantId !== undefined && typeof options.participantId !== 'string') throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     this.path = path;
     this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
+    if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
     this.producer = new Producer(session, `${path}/items`);
     this.cursor = new Cursor(session, `${path}/items`);
     this.line = new LockDriver(session, `${path}/consumers`, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1) });
@@ -140,7 +161,10 @@ export class DistributedQueue {
     const priority = checkInt(options.priority, 'priority', PRIORITY_RANGE.min, PRIORITY_RANGE.max, PRIORITY_RANGE.default);
     const timeoutMs = checkTimeout(options.timeoutMs);
     const userSignal = checkSignal(options.signal);
-    const payloads = items.map((d, i) => toBuffer(d, this.session.dataLimit, `${this.path} item #${i}`) ?? Buffer.alloc(0));
+    const payloads = items.map((d, i) => {
+      if (d === undefined) throw new InvalidArgumentError(`item #${i} for queue ${this.path} must be a Uint8Array or a string, got undefined`, { path: this.path });
+      return toBuffer(d, this.session.dataLimit, `${this.path} item #${i}`) ?? Buffer.alloc(0);
+    });
     if (payloads.length > 1) {
       // One transaction is one request: each create costs its data, its path and ~60 bytes.
       const perItem = ITEM_PATH_OVERHEAD + Buffer.byteLength(this.path);
@@ -162,13 +186,26 @@ export class DistributedQueue {
     }
   }
 
-  /** Takes the next item if there is one right now, else `null` (at-most-once). */
-  async poll(): Promise<Buffer | null> {
+  /**
+   * Takes the next item if there is one right now, else `null` (at-most-once). Rejects with
+   * `OperationTimeoutError` after `timeoutMs`, or the abort reason (an already aborted signal
+   * rejects at once).
+   */
+  async poll(options: TakeOptions = {}): Promise<Buffer | null> {
+    const o = checkOptions(options);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const userSignal = checkSignal(o.signal);
     this.assertOpen();
+    userSignal?.throwIfAborted();
+    const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+    const signal = AbortSignal.any([this.closeController.signal, ...(userSignal ? [userSignal] : []), ...(timeout ? [timeout] : [])]);
     try {
-      return await this.tryTake(this.closeController.signal);
+      return await this.tryTake(signal);
     } catch (err) {
-      if (this.closeController.signal.aborted) throw new ClosedError(`queue ${this.path} closed while polling`, { cause: err });
+      if (timeout?.aborted && !userSignal?.aborted && !this.closeController.signal.aborted) {
+        throw new OperationTimeoutError(`poll of queue ${this.path} did not complete within ${timeoutMs} ms`, { path: this.path, cause: err });
+      }
+      if (this.closeController.signal.aborted && !userSignal?.aborted) throw new ClosedError(`queue ${this.path} closed while polling`, { cause: err });
       throw err;
     }
   }
@@ -183,8 +220,9 @@ export class DistributedQueue {
    * short grace; in an outage it may lose that item (at most once: never a duplicate).
    */
   async take(options: TakeOptions = {}): Promise<Buffer> {
-    const timeoutMs = checkTimeout(options.timeoutMs);
-    const userSignal = checkSignal(options.signal);
+    const o = checkOptions(options);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const userSignal = checkSignal(o.signal);
     this.assertOpen();
     userSignal?.throwIfAborted();
     const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
@@ -300,29 +338,37 @@ export class DistributedQueue {
    * in-flight handlers finished (a handler whose session was lost is not acknowledged: its claim
    * went with the session). Rejects with `SessionExpiredError` once the session is `LOST` and
    * `renewOnLoss` is off (or `ClosedError` if the session is closed): no item can be claimed
-   * again.
+   * again. An already aborted `signal` rejects with its reason. After each failure a worker
+   * pauses (`errorBackoff`): a handler that always throws, or an error that persists, costs a
+   * few requests a second, not a busy loop.
    */
   async consume(handler: (data: Buffer, delivery: Delivery) => unknown, options: ConsumeOptions = {}): Promise<void> {
     if (typeof handler !== 'function') throw new InvalidArgumentError(`consume needs a handler function, got ${describe(handler)}`);
-    const concurrency = checkInt(options.concurrency, 'concurrency', 1, 1000, 1);
-    const userSignal = checkSignal(options.signal);
+    const o = checkOptions(options);
+    const concurrency = checkInt(o.concurrency, 'concurrency', 1, 1000, 1);
+    const userSignal = checkSignal(o.signal);
+    const onError = checkOptionalFunction(o.onError, 'onError');
+    const backoff = resolveBackoff(o.errorBackoff, 'errorBackoff', DEFAULT_ERROR_BACKOFF);
     this.assertOpen();
+    userSignal?.throwIfAborted();
     const stop = userSignal ? AbortSignal.any([userSignal, this.closeController.signal]) : this.closeController.signal;
     const worker = async (): Promise<void> => {
       let failures = 0;
       while (!stop.aborted) {
         try {
           const claimed = (await this.tryClaim(stop)) ?? (await this.waitAtHead(stop, () => this.tryClaim(stop), [`${this.path}/claims`]));
-          if (claimed) await this.handle(claimed, handler, options.onError);
-          failures = 0;
+          const ok = claimed ? await this.handle(claimed, handler, onError) : true;
+          if (ok) failures = 0;
+          // A handler that threw: its item is redelivered; not at once (it may throw again).
+          else await delay(backoffDelay(backoff, failures++), stop).catch(noop);
         } catch (err) {
           if (stop.aborted) return;
           // The session will never connect again: stop rather than retry forever.
           if (this.session.closed || (err instanceof SessionExpiredError && !this.session.renewsOnLoss)) throw err;
-          options.onError?.(err, { path: this.path, redeliveries: -1 });
+          onError?.(err, { path: this.path, redeliveries: -1 });
           // Session trouble: wait until connected again (and back off) before the next claim.
           await this.session.waitConnected({ signal: stop }).catch(noop);
-          await delay(backoffDelay(DEFAULT_RETRY, failures++), stop).catch(noop);
+          await delay(backoffDelay(backoff, failures++), stop).catch(noop);
         }
       }
     };
@@ -395,21 +441,22 @@ export class DistributedQueue {
     await raceAbort(this.session.multi([{ type: 'check', path: ref.path, version: v }, { type: 'delete', path: claim }]), sessionSignal);
   }
 
-  private async handle(c: Claimed, handler: (data: Buffer, delivery: Delivery) => unknown, onError: ConsumeOptions['onError']): Promise<void> {
+  /** Runs the handler on a claimed item; resolves to false when the handler threw. */
+  private async handle(c: Claimed, handler: (data: Buffer, delivery: Delivery) => unknown, onError: ConsumeOptions['onError']): Promise<boolean> {
     try {
       await handler(c.data, { redeliveries: c.redeliveries, path: c.ref.path, signal: c.sessionSignal });
     } catch (err) {
       onError?.(err, { path: c.ref.path, redeliveries: c.redeliveries });
       // The claim went with its session: nothing to release (sent now, it would wait for the
       // next session to connect).
-      if (c.sessionSignal.aborted) return;
+      if (c.sessionSignal.aborted) return false;
       // Release the claim (the item is delivered again), only if this delivery is still the
       // item's latest: a newer claim bumped the version, and its claim node has our name.
       await raceAbort(this.session.multi([{ type: 'check', path: c.ref.path, version: c.version }, { type: 'delete', path: c.claim }]), c.sessionSignal).catch(noop);
-      return;
+      return false;
     }
     // Lost while the handler ran: not acknowledged, the item is delivered again (at least once).
-    if (c.sessionSignal.aborted) return;
+    if (c.sessionSignal.aborted) return true;
     // Acknowledge: delete the item at the version our claim gave it, with our claim. If our
     // session was lost and someone re-claimed it, the version moved on and nothing is touched.
     // Raced with the claim's session: it ends the wait at the latest.
@@ -422,6 +469,7 @@ export class DistributedQueue {
     ).catch((err: unknown) => {
       if (!(err instanceof NoNodeError || err instanceof BadVersionError || c.sessionSignal.aborted)) throw err;
     });
+    return true;
   }
 
   /** Number of items in the queue (claimed ones included). */
