@@ -18,9 +18,13 @@ export function checkPort(value: unknown, what: string, optional = false): numbe
   return checkInt(value, what, 1, 65535);
 }
 
-/** A deadline in ms that must leave time to act: an integer from 1 to 2^31-1 (undefined: `fallback`). */
+/** A deadline in ms that leaves time to act: a number above 0, at most 2^31-1 (undefined: `fallback`). */
 export function checkDeadline(value: unknown, what: string, fallback: number): number {
-  return checkInt(value, what, 1, MAX_TIMER_MS, fallback);
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value > 0 && value <= MAX_TIMER_MS)) {
+    throw new InvalidArgumentError(`${what} must be a number of ms above 0 and at most ${MAX_TIMER_MS} (the longest a timer can wait), got ${describe(value)}`);
+  }
+  return value;
 }
 
 /** A non-empty string. */
