@@ -106,6 +106,48 @@ describe('LeaderLatch under a persistent NoAuthError', () => {
   });
 });
 
+describe('a callback that throws', () => {
+  test("an 'error' listener or an onError that throws ends neither the election loop nor the consumer", async () => {
+    const { base, locked } = await lockedPath('throwing-listeners');
+    const [s] = (await fx.sessionsN(1)) as [ZkSession];
+    const warned: string[] = [];
+    const onWarning = (w: Error): void => {
+      warned.push(w.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      const latch = new LeaderLatch(s, locked, { errorBackoff: { baseDelayMs: 20, maxDelayMs: 40 } });
+      let heard = 0;
+      latch.on('error', () => {
+        heard += 1;
+        throw new Error('listener bug');
+      });
+      latch.start();
+      await waitFor(() => heard >= 3, { timeoutMs: 5000, message: 'the latch to keep trying' });
+      await latch.close();
+      const queue = new DistributedQueue(s, locked);
+      let reported = 0;
+      const stop = new AbortController();
+      const consuming = queue.consume(() => undefined, {
+        signal: stop.signal,
+        errorBackoff: { baseDelayMs: 20, maxDelayMs: 40 },
+        onError: () => {
+          reported += 1;
+          throw new Error('onError bug');
+        },
+      });
+      await waitFor(() => reported >= 3, { timeoutMs: 5000, message: 'the consumer to keep trying' });
+      stop.abort();
+      await withTimeout(consuming, 5000, 'consume after abort');
+      await queue.close();
+      await waitFor(() => warned.length >= 2, { timeoutMs: 2000, message: 'warnings' });
+    } finally {
+      process.off('warning', onWarning);
+    }
+    await cleanUp(base);
+  });
+});
+
 describe('consume() under a persistent error', () => {
   test('on a queue it may not use: at most 10 creates in 2 s, each failure reported once to onError', async () => {
     const { base, locked } = await lockedPath('consume-noauth');

@@ -242,10 +242,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         // The session will never connect again: leave the election rather than retry forever.
         if (this.session.closed || (err instanceof SessionExpiredError && !this.session.renewsOnLoss)) {
           this.ended.abort(error);
-          this.emit('error', error);
+          this.report(error);
           break;
         }
-        this.emit('error', error);
+        this.report(error);
         failed = true;
       } finally {
         if (held) {
@@ -255,6 +255,15 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       }
       // A persistent error costs a few requests a second, not a busy loop.
       if (failed) await delay(backoffDelay(this.backoff, failures++), stop).catch(() => undefined);
+    }
+  }
+
+  /** Emits `error`; a listener that throws must not end the election loop. */
+  private report(error: Error): void {
+    try {
+      this.emit('error', error);
+    } catch (err) {
+      process.emitWarning(`zk-recipes: a LeaderLatch 'error' listener threw: ${String(err)}`);
     }
   }
 

@@ -87,6 +87,15 @@ const DEFAULT_ERROR_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
 
 const noop = (): void => undefined;
 
+/** Calls `onError`; one that throws must not stop the consumer (nor be reported to itself). */
+function report(onError: ConsumeOptions['onError'], error: unknown, item: { path: string; redeliveries: number }): void {
+  try {
+    onError?.(error, item);
+  } catch (err) {
+    process.emitWarning(`zk-recipes: a consume() onError callback threw: ${String(err)}`);
+  }
+}
+
 // Bytes of one create in a transaction beyond its data and the queue path: the item path's own
 // segments (/items/p-500/b-0000000000/i-xxxxxxxx-0000000000), the ACL and op framing.
 const ITEM_PATH_OVERHEAD = 120;
@@ -365,7 +374,7 @@ export class DistributedQueue {
           if (stop.aborted) return;
           // The session will never connect again: stop rather than retry forever.
           if (this.session.closed || (err instanceof SessionExpiredError && !this.session.renewsOnLoss)) throw err;
-          onError?.(err, { path: this.path, redeliveries: -1 });
+          report(onError, err, { path: this.path, redeliveries: -1 });
           // Session trouble: wait until connected again (and back off) before the next claim.
           await this.session.waitConnected({ signal: stop }).catch(noop);
           await delay(backoffDelay(backoff, failures++), stop).catch(noop);
@@ -446,7 +455,7 @@ export class DistributedQueue {
     try {
       await handler(c.data, { redeliveries: c.redeliveries, path: c.ref.path, signal: c.sessionSignal });
     } catch (err) {
-      onError?.(err, { path: c.ref.path, redeliveries: c.redeliveries });
+      report(onError, err, { path: c.ref.path, redeliveries: c.redeliveries });
       // The claim went with its session: nothing to release (sent now, it would wait for the
       // next session to connect).
       if (c.sessionSignal.aborted) return false;
