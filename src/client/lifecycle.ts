@@ -13,7 +13,7 @@ import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
 import { Generation } from './generation.js';
 import type { RetryPolicy } from './retry.js';
 import type { AuthInfo, ConnectionState } from './types.js';
-import { checkInt, checkSignal, checkTimeout, describe, validatePath } from './validate.js';
+import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, validatePath } from './validate.js';
 
 /**
  * `LOST` is raised this fraction of the session timeout after the send time of the last request
@@ -140,8 +140,12 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
   private readonly spinDelayMs: number;
   private readonly auth: readonly AuthInfo[];
   private readonly renewOnLoss: boolean;
-  /** How long a call waits for a connection before it rejects unsent, ms. */
-  protected readonly connectTimeoutMs: number;
+  /**
+   * How long a call waits for a connection before it rejects unsent with
+   * {@link ConnectionLossError} (`sent: false`), and how long {@link ZkSession.connect} waits, ms
+   * (the `connectTimeoutMs` option).
+   */
+  readonly connectTimeoutMs: number;
   /** Aborts on close. */
   protected readonly closeController = new AbortController();
   /** Request and watch counters. */
@@ -230,8 +234,9 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
    * (it will never connect again).
    */
   async waitConnected(opts: WaitOptions = {}): Promise<void> {
-    const timeoutMs = checkTimeout(opts.timeoutMs);
-    const signal = checkSignal(opts.signal);
+    const o = checkOptions(opts);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
     this.assertOpen();
     // An aborted signal is a rejection, connected or not (as the platform's APIs do).
     signal?.throwIfAborted();
@@ -395,7 +400,10 @@ function validateConnectString(s: unknown): void {
   if (typeof s !== 'string' || s.trim() === '') throw new InvalidArgumentError(`connectString must be a non-empty "host:port[,host:port][/chroot]" string, got ${describe(s)}`);
   const slash = s.indexOf('/');
   const hosts = slash >= 0 ? s.slice(0, slash) : s;
-  if (slash >= 0 && s.length > slash + 1) validatePath(s.slice(slash), 'chroot');
+  if (slash >= 0) {
+    if (s.length === slash + 1) throw new InvalidArgumentError(`connectString ${describe(s)} ends with "/": give a chroot path after it, or none`);
+    validatePath(s.slice(slash), 'chroot');
+  }
   // As node-zookeeper-client reads it: host, then an optional port after the one ':' (so no
   // IPv6 literals); anything else would connect elsewhere or crash inside the client.
   for (const h of hosts.split(',')) {
@@ -405,13 +413,6 @@ function validateConnectString(s: unknown): void {
       throw new InvalidArgumentError(`connectString has an invalid server "${h}": expected host or host:port with a port from 1 to 65535 (IPv6 literals are not supported), in ${describe(s)}`);
     }
   }
-}
-
-/** Validates an optional boolean option (a string such as "false" is refused, not taken as true). */
-function checkBoolean(value: unknown, what: string, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${what} must be a boolean, got ${describe(value)}`);
-  return value;
 }
 
 function validateAuth(auth: unknown): readonly AuthInfo[] {

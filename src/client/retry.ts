@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { ConnectionLossError } from '../errors.js';
-import { checkInt, checkTimeout } from './validate.js';
+import { ConnectionLossError, InvalidArgumentError } from '../errors.js';
+import { checkDelay, checkInt, checkTimeout, describe } from './validate.js';
 
 /** How idempotent calls are retried on {@link ConnectionLossError}. */
 export interface RetryPolicy {
@@ -23,22 +23,58 @@ export const DEFAULT_RETRY: Readonly<RetryPolicy> = { maxRetries: 8, baseDelayMs
 
 /** Fills and validates a partial policy. */
 export function resolveRetryPolicy(p: Partial<RetryPolicy> | undefined): RetryPolicy {
+  if (p !== undefined && (p === null || typeof p !== 'object' || Array.isArray(p))) throw new InvalidArgumentError(`retry must be an object { maxRetries?, baseDelayMs?, maxDelayMs?, deadlineMs? }, got ${describe(p)}`);
   const d = DEFAULT_RETRY;
+  const { baseDelayMs, maxDelayMs } = resolveBackoff(p, 'retry', d);
   return {
     maxRetries: checkInt(p?.maxRetries, 'retry.maxRetries', 0, 1000, d.maxRetries),
-    baseDelayMs: checkTimeout(p?.baseDelayMs, 'retry.baseDelayMs') ?? d.baseDelayMs,
-    maxDelayMs: checkTimeout(p?.maxDelayMs, 'retry.maxDelayMs') ?? d.maxDelayMs,
+    baseDelayMs,
+    maxDelayMs,
     deadlineMs: checkTimeout(p?.deadlineMs, 'retry.deadlineMs') ?? d.deadlineMs,
   };
+}
+
+/** A jittered exponential backoff, resolved: the first delay and the cap, ms. @internal */
+export interface Backoff {
+  /** The first delay (before jitter), ms. */
+  readonly baseDelayMs: number;
+  /** The cap of one delay (before jitter), ms. */
+  readonly maxDelayMs: number;
+}
+
+/**
+ * Validates an optional `{ baseDelayMs?, maxDelayMs? }` option named `what` and fills it from
+ * `defaults` (a base above the default cap raises the cap to it). Each must be an integer number
+ * of ms a timer can wait, and the cap must not be below the base. @internal
+ */
+export function resolveBackoff(value: unknown, what: string, defaults: Backoff): Backoff {
+  if (value === undefined) return { baseDelayMs: defaults.baseDelayMs, maxDelayMs: defaults.maxDelayMs };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError(`${what} must be an object { baseDelayMs?, maxDelayMs? }, got ${describe(value)}`);
+  const v = value as { baseDelayMs?: unknown; maxDelayMs?: unknown };
+  const baseDelayMs = checkDelay(v.baseDelayMs, `${what}.baseDelayMs`, defaults.baseDelayMs);
+  const maxDelayMs = checkDelay(v.maxDelayMs, `${what}.maxDelayMs`, Math.max(defaults.maxDelayMs, baseDelayMs));
+  if (maxDelayMs < baseDelayMs) throw new InvalidArgumentError(`${what}.maxDelayMs (${maxDelayMs}) must not be below ${what}.baseDelayMs (${baseDelayMs})`);
+  return { baseDelayMs, maxDelayMs };
 }
 
 /**
  * The delay before retry number `attempt` (0-based): "full jitter" between half and all of
  * `min(maxDelayMs, baseDelayMs * 2^attempt)`, so retrying clients do not move in lockstep.
+ * Throws {@link InvalidArgumentError} for a policy without numeric delays or a negative or
+ * fractional `attempt`.
  */
-export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+export function backoffDelay(policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>, attempt: number, random: () => number = Math.random): number {
+  if (policy === null || typeof policy !== 'object' || !isDelay(policy.baseDelayMs) || !isDelay(policy.maxDelayMs)) {
+    throw new InvalidArgumentError(`backoffDelay: policy must have baseDelayMs and maxDelayMs (numbers >= 0), got ${describe(policy)}`);
+  }
+  if (!Number.isInteger(attempt) || attempt < 0) throw new InvalidArgumentError(`backoffDelay: attempt must be an integer >= 0, got ${describe(attempt)}`);
+  // Past 2^40 the product overflows nothing but means nothing either: the cap applies.
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt, 40));
   return ceiling / 2 + random() * (ceiling / 2);
+}
+
+function isDelay(x: unknown): x is number {
+  return typeof x === 'number' && x >= 0 && Number.isFinite(x);
 }
 
 /**

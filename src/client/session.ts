@@ -23,7 +23,7 @@ import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
-import { checkInt, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+import { checkInt, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
 
 export type { SessionCounters, SessionCredentials, SessionEvents, SessionInfo, SessionOptions, WaitOptions } from './lifecycle.js';
 
@@ -115,9 +115,12 @@ export class ZkSession extends SessionLifecycle {
    * 15 s). On failure nothing is left running.
    */
   static async connect(connectString: string, options: SessionOptions & { signal?: AbortSignal } = {}): Promise<ZkSession> {
+    // Checked before anything starts: an aborted signal never opens a connection.
+    const signal = checkSignal(checkOptions(options).signal);
+    signal?.throwIfAborted();
     const session = new ZkSession(connectString, options);
     try {
-      await session.waitConnected({ timeoutMs: session.connectTimeoutMs, signal: options.signal });
+      await session.waitConnected({ timeoutMs: session.connectTimeoutMs, signal });
       return session;
     } catch (err) {
       await session.close();
@@ -247,8 +250,7 @@ export class ZkSession extends SessionLifecycle {
     checkOptions(options);
     const signal = checkSignal(options.signal);
     const data = toBuffer(options.data, this.maxDataBytes, path);
-    const mode = options.mode ?? 'PERSISTENT';
-    if (!(mode in CREATE_MODE_FLAGS)) throw new InvalidArgumentError(`mode must be one of ${Object.keys(CREATE_MODE_FLAGS).join(', ')}, got ${describe(mode)}`);
+    const mode = checkMode(options.mode, 'mode');
     const acl = checkAcl(options.acl);
     this.checkPacket(requestSize({ type: 'create', path, data, acl }, this.chrootLength), 'create', path);
     return { data, acls: toRawAcls(acl), flags: CREATE_MODE_FLAGS[mode], signal };
@@ -356,6 +358,7 @@ export class ZkSession extends SessionLifecycle {
       checkOptions(options);
       validateVersion(options.version, path);
       const signal = checkSignal(options.signal);
+      if (data === undefined) throw new InvalidArgumentError(`setData of ${path}: data must be a Uint8Array or a string, got undefined`, { path });
       const buf = toBuffer(data, this.maxDataBytes, path) ?? null;
       this.checkPacket(requestSize({ type: 'setData', path, data: buf ?? Buffer.alloc(0) }, this.chrootLength), 'setData', path);
       const version = options.version ?? -1;
@@ -418,7 +421,7 @@ export class ZkSession extends SessionLifecycle {
   private watched<T>(kind: 'data' | 'child', path: string, options: WatchOptions, read: (arm: Arm, signal: AbortSignal | undefined) => Promise<T>): Promise<Watched<T>> {
     return this.guard(async () => {
       validatePath(path);
-      const signal = checkSignal(options.signal);
+      const signal = callSignal(options);
       signal?.throwIfAborted();
       const changed = deferred<WatchEvent>();
       let remove: (() => void) | undefined;
@@ -479,13 +482,28 @@ export class ZkSession extends SessionLifecycle {
    */
   multi(ops: readonly Op[], options: CallOptions = {}): Promise<OpResult[]> {
     return this.guard(() => {
-      if (!Array.isArray(ops) || ops.length === 0) throw new InvalidArgumentError(`ops must be a non-empty array, got ${describe(ops)}`);
+      const prepared = this.prepareMulti(ops);
       const signal = callSignal(options);
-      const prepared = ops.map((op, i) => this.prepareOp(op, i));
-      const first = prepared[0]?.path ?? '/';
-      this.checkPacket(multiSize(prepared, this.chrootLength), `multi of ${prepared.length} ops`, first);
       return this.retrying(() => this.sendMulti(prepared, signal), signal, 'write');
     });
+  }
+
+  /**
+   * Checks a transaction as {@link multi} does before sending it (each op, data sizes, the
+   * packet limit), without sending anything: throws the {@link InvalidArgumentError} that
+   * `multi(ops)` would reject with. For a caller that pipelines other requests behind a
+   * transaction and must not send them when the transaction is refused.
+   */
+  validateOps(ops: readonly Op[]): void {
+    this.prepareMulti(ops);
+  }
+
+  private prepareMulti(ops: readonly Op[]): (Op & { data?: Buffer })[] {
+    if (!Array.isArray(ops) || ops.length === 0) throw new InvalidArgumentError(`ops must be a non-empty array, got ${describe(ops)}`);
+    const prepared = ops.map((op, i) => this.prepareOp(op, i));
+    const first = prepared[0]?.path ?? '/';
+    this.checkPacket(multiSize(prepared, this.chrootLength), `multi of ${prepared.length} ops`, first);
+    return prepared;
   }
 
   private sendMulti(prepared: (Op & { data?: Buffer })[], signal: AbortSignal | undefined): Promise<OpResult[]> {
@@ -510,8 +528,7 @@ export class ZkSession extends SessionLifecycle {
     validatePath(op.path, `ops[${i}].path`);
     switch (op.type) {
       case 'create': {
-        const mode = op.mode ?? 'PERSISTENT';
-        if (!(mode in CREATE_MODE_FLAGS)) throw new InvalidArgumentError(`ops[${i}].mode is invalid: ${describe(mode)}`);
+        const mode = checkMode(op.mode, `ops[${i}].mode`);
         return { type: 'create', path: op.path, data: toBuffer(op.data, this.maxDataBytes, op.path), mode, acl: checkAcl(op.acl) };
       }
       case 'delete':
@@ -520,6 +537,7 @@ export class ZkSession extends SessionLifecycle {
         return { type: op.type, path: op.path, version: op.version ?? -1 };
       case 'setData':
         validateVersion(op.version, op.path);
+        if (op.data === undefined) throw new InvalidArgumentError(`ops[${i}].data must be a Uint8Array or a string, got undefined`, { path: op.path });
         return { type: 'setData', path: op.path, data: toBuffer(op.data, this.maxDataBytes, op.path) ?? Buffer.alloc(0), version: op.version ?? -1 };
       default:
         throw new InvalidArgumentError(`ops[${i}].type must be create, delete, setData or check, got ${describe((op as { type: unknown }).type)}`);
@@ -596,24 +614,24 @@ function checkAcl(acl: unknown): readonly import('./types.js').Acl[] {
   if (acl === undefined) return Acls.OPEN;
   if (!Array.isArray(acl) || acl.length === 0) throw new InvalidArgumentError(`acl must be a non-empty array, got ${describe(acl)}`);
   for (const [i, a] of acl.entries()) {
-    const e = a as Partial<import('./types.js').Acl>;
-    if (typeof e !== 'object' || typeof e.scheme !== 'string' || typeof e.id !== 'string' || typeof e.perms !== 'number' || e.perms < 0 || e.perms > 31) {
+    const e = a as Partial<import('./types.js').Acl> | null;
+    if (e === null || typeof e !== 'object' || typeof e.scheme !== 'string' || e.scheme === '' || typeof e.id !== 'string' || !Number.isInteger(e.perms) || (e.perms as number) < 0 || (e.perms as number) > 31) {
       throw new InvalidArgumentError(`acl[${i}] must be { perms: 0..31, scheme: string, id: string }, got ${describe(a)}`);
     }
   }
   return acl as readonly import('./types.js').Acl[];
 }
 
-
-/** Validates an options object (or its absence). */
-function checkOptions(options: unknown): void {
-  if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
+/** A create mode: one of {@link CREATE_MODE_FLAGS}' own keys (undefined: PERSISTENT). */
+function checkMode(mode: unknown, what: string): keyof typeof CREATE_MODE_FLAGS {
+  if (mode === undefined) return 'PERSISTENT';
+  if (typeof mode !== 'string' || !Object.hasOwn(CREATE_MODE_FLAGS, mode)) throw new InvalidArgumentError(`${what} must be one of ${Object.keys(CREATE_MODE_FLAGS).join(', ')}, got ${describe(mode)}`);
+  return mode as keyof typeof CREATE_MODE_FLAGS;
 }
 
 /** The validated signal of a call's options. */
-function callSignal(options: CallOptions): AbortSignal | undefined {
-  checkOptions(options);
-  return checkSignal(options.signal);
+function callSignal(options: CallOptions | undefined): AbortSignal | undefined {
+  return checkSignal(checkOptions(options).signal);
 }
 
 /** The chroot of a connect string ('' when none). */

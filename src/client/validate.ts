@@ -35,13 +35,20 @@ function pathProblem(path: string): string | undefined {
   return undefined;
 }
 
-/** Joins a parent path and a child name. */
+/**
+ * Joins a parent path and a child name. Throws {@link InvalidArgumentError} unless `parent` is
+ * a string and `child` a non-empty string without `/` (the parent itself is not re-validated:
+ * this is on every request's path).
+ */
 export function joinPath(parent: string, child: string): string {
+  if (typeof parent !== 'string' || parent === '') throw new InvalidArgumentError(`joinPath: parent must be a non-empty string, got ${describe(parent)}`);
+  if (typeof child !== 'string' || child === '' || child.includes('/')) throw new InvalidArgumentError(`joinPath: child must be a non-empty name without "/", got ${describe(child)}`);
   return parent === '/' ? `/${child}` : `${parent}/${child}`;
 }
 
-/** The parent of a non-root path. */
+/** The parent of a valid path (the root's parent is the root). Throws {@link InvalidArgumentError} for an invalid path. */
 export function parentOf(path: string): string {
+  validatePath(path);
   const i = path.lastIndexOf('/');
   return i <= 0 ? '/' : path.slice(0, i);
 }
@@ -92,6 +99,43 @@ export function checkTimeout(value: unknown, what = 'timeoutMs'): number | undef
     throw new InvalidArgumentError(`${what} must be a number of ms from 0 to ${MAX_TIMER_MS} (about 24.8 days, the longest a timer can wait), got ${describe(value)}`);
   }
   return value;
+}
+
+/**
+ * Validates an optional delay in ms, like {@link checkTimeout} but also refusing a fraction.
+ * Returns it, or `fallback` when `value` is undefined.
+ */
+export function checkDelay(value: unknown, what: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new InvalidArgumentError(`${what} must be an integer number of ms from 0 to ${MAX_TIMER_MS}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Validates an optional boolean option (a string such as "false" is refused, not taken as true). */
+export function checkBoolean(value: unknown, what: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${what} must be a boolean, got ${describe(value)}`);
+  return value;
+}
+
+/** Validates an options object: undefined gives `{}`; anything but a plain object is refused. */
+export function checkOptions<T extends object>(value: T | undefined, what = 'options'): Partial<T> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError(`${what} must be an object, got ${describe(value)}`);
+  return value;
+}
+
+/** Validates a required function argument. */
+export function checkFunction<F>(value: F, what: string): F {
+  if (typeof value !== 'function') throw new InvalidArgumentError(`${what} must be a function, got ${describe(value)}`);
+  return value;
+}
+
+/** Validates an optional function option. */
+export function checkOptionalFunction<F>(value: F | undefined, what: string): F | undefined {
+  return value === undefined ? undefined : checkFunction(value, what);
 }
 
 /** Validates an optional AbortSignal. */

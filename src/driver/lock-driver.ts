@@ -7,7 +7,9 @@
 import type { ZkSession } from '../client/session.js';
 import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
-import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
+import type { Op } from '../client/types.js';
+import { ZK_CONNECTION_LOSS } from '../client/error-map.js';
+import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { Background, raceAbort, within } from '../util/abort.js';
 import { graceFor } from './grace.js';
 import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
@@ -128,16 +130,18 @@ export class LockDriver {
    * is found by its uuid once reconnected). Nothing is left behind.
    */
   async acquire(req: AcquireRequest): Promise<HeldNodes | null> {
+    const prefix = protectedPrefix();
+    // Before anything is sent: a request the session would refuse (too large) is refused now.
+    this.check(req, prefix);
     const timeout = req.timeoutMs !== undefined && req.timeoutMs > 0 ? AbortSignal.timeout(req.timeoutMs) : undefined;
     const signals = [req.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
     const giveUp = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-    const prefix = protectedPrefix();
     try {
       for (;;) {
         giveUp?.throwIfAborted();
         // Create only while connected: a create queued in an outage would go out long after.
         // After LOST with renewal off this rejects (SessionExpiredError).
-        await this.session.waitConnected({ signal: giveUp });
+        await this.connected(req.timeoutMs === 0, giveUp);
         const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
           const restart = err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed);
           // A node in another's place is valid only beside it, in its session: never start over.
@@ -151,6 +155,43 @@ export class LockDriver {
     } catch (err) {
       if (timeout?.aborted && !req.signal?.aborted) return null;
       throw err;
+    }
+  }
+
+  /**
+   * Throws the {@link InvalidArgumentError} the session would refuse `req`'s create with (a
+   * multi-lease transaction over the packet limit), before anything is sent.
+   */
+  check(req: AcquireRequest, prefix: string = protectedPrefix()): void {
+    const count = req.count ?? 1;
+    if (count > 1 && !req.inPlaceOf) this.session.validateOps(this.leaseOps(prefix, count, req.data));
+  }
+
+  /** The transaction that creates `count` adjacent nodes at once. */
+  private leaseOps(prefix: string, count: number, data: Buffer): Op[] {
+    const base = joinPath(this.dir, prefix + this.spec.lockName);
+    return Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data }));
+  }
+
+  /**
+   * Waits until connected, within `giveUp`. A try-once acquisition ("if free right now") waits
+   * at most the session's connect timeout, then rejects with {@link ConnectionLossError}
+   * (`sent: false`), as a session call does: it never waits for an outage to end.
+   */
+  private async connected(tryOnce: boolean, giveUp: AbortSignal | undefined): Promise<void> {
+    if (!tryOnce) return this.session.waitConnected({ signal: giveUp });
+    const ms = this.session.connectTimeoutMs;
+    try {
+      await this.session.waitConnected({ signal: giveUp, timeoutMs: ms });
+    } catch (err) {
+      if (!(err instanceof OperationTimeoutError)) throw err;
+      throw new ConnectionLossError('CONNECTION_LOSS', `acquiring ${this.dir} once: no connection to ${this.session.connectString} within the connect timeout (${ms} ms); nothing was sent`, {
+        zkCode: ZK_CONNECTION_LOSS,
+        op: 'create',
+        path: this.dir,
+        sent: false,
+        cause: err,
+      });
     }
   }
 
@@ -230,7 +271,7 @@ export class LockDriver {
               .createWithStat(base, { mode: 'EPHEMERAL_SEQUENTIAL', data: req.data })
               .then((r) => ({ paths: [r.path], stat: r.stat as Stat | undefined }))
           : this.session
-              .multi(Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data: req.data })))
+              .multi(this.leaseOps(prefix, count, req.data))
               .then((rs) => ({ paths: rs.map((r) => (r.type === 'create' ? r.path : '')), stat: undefined as Stat | undefined }));
       const listing = this.session.getChildren(this.dir);
       listing.catch(noop);

@@ -9,7 +9,7 @@ import { Mutex as AsyncMutex } from 'async-mutex';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
-import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
+import { checkBoolean, checkFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError } from '../errors.js';
 import { LockHandle } from './handle.js';
 import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
@@ -30,7 +30,8 @@ export interface LockOptions {
   watchOwnNode?: boolean;
   /**
    * Delete the lock's directory once it has stayed empty this long after a release, ms
-   * (node-zookeeper-client cannot create container nodes). Default 10000; `Infinity` keeps it.
+   * (node-zookeeper-client cannot create container nodes): from 0 to 2^31-1 (what a timer can
+   * wait), or `Infinity` to keep it. Default 10000.
    */
   reapParentAfterMs?: number;
   /**
@@ -110,6 +111,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private readonly pending = new Set<Promise<unknown>>();
   private readonly onState: (s: ConnectionState) => void;
   private closing: Promise<void> | undefined;
+  /** Whether this instance ever tried to acquire (so its directories may exist because of it). */
+  private used = false;
 
   protected constructor(
     protected readonly session: ZkSession,
@@ -124,18 +127,19 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     }
     validatePath(path, `${what} path`);
     if (path === '/') throw new InvalidArgumentError(`${what} path must not be the root`);
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`${what} options must be an object, got ${describe(options)}`);
+    checkOptions(options, `${what} options`);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
       throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     }
-    const grace = options.reapParentAfterMs ?? 10_000;
-    if (typeof grace !== 'number' || Number.isNaN(grace) || grace < 0) throw new InvalidArgumentError(`reapParentAfterMs must be >= 0 or Infinity, got ${describe(grace)}`);
+    const grace = options.reapParentAfterMs === undefined ? 10_000 : options.reapParentAfterMs;
+    if (typeof grace !== 'number' || !(grace === Infinity || (grace >= 0 && grace <= MAX_TIMER_MS))) {
+      throw new InvalidArgumentError(`reapParentAfterMs must be a number of ms from 0 to ${MAX_TIMER_MS} (the longest a timer can wait), or Infinity, got ${describe(grace)}`);
+    }
     this.path = path;
     this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
     if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
-    if (options.watchOwnNode !== undefined && typeof options.watchOwnNode !== 'boolean') throw new InvalidArgumentError(`watchOwnNode must be a boolean, got ${describe(options.watchOwnNode)}`);
-    this.watchOwnNode = options.watchOwnNode ?? false;
-    const lossPolicy = options.lossPolicy ?? 'lost';
+    this.watchOwnNode = checkBoolean(options.watchOwnNode, 'watchOwnNode', false);
+    const lossPolicy = options.lossPolicy === undefined ? 'lost' : options.lossPolicy;
     if (lossPolicy !== 'lost' && lossPolicy !== 'suspended') throw new InvalidArgumentError(`lossPolicy must be 'lost' or 'suspended', got ${describe(lossPolicy)}`);
     this.lossPolicy = lossPolicy;
     this.driver = new LockDriver(session, path, spec);
@@ -195,11 +199,11 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
    * `inPlaceOf`, one node in that held node's place, or {@link LockLostError} once it is gone.
    */
   protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
-    const opts = options ?? {};
-    if (typeof opts !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(opts)}`);
+    const opts = checkOptions(options);
     const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
     const userSignal = checkSignal(opts.signal);
     this.assertOpen();
+    this.used = true;
     for (const dir of this.directories()) this.reaper.cancel(dir);
     const signal = userSignal ? AbortSignal.any([userSignal, this.closeController.signal]) : this.closeController.signal;
     let held;
@@ -248,6 +252,22 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     for (const dir of this.directories()) this.reaper.touch(dir);
     this.emit('released', handle);
     return deleted;
+  }
+
+  /**
+   * The body of every recipe's `runExclusive`: checks `fn` and `options` before anything is
+   * sent, then acquires with `acquire`, runs `fn` and releases (see {@link runWith}).
+   */
+  protected async runExclusively<T>(
+    fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>,
+    options: AcquireOptions | undefined,
+    acquire: (options: AcquireOptions | undefined) => Promise<LockHandle>,
+  ): Promise<T> {
+    checkFunction(fn, 'runExclusive: fn');
+    const opts = checkOptions(options, 'runExclusive options');
+    checkTimeout(opts.timeoutMs);
+    checkSignal(opts.signal);
+    return this.runWith(await acquire(options), fn);
   }
 
   /**
@@ -312,7 +332,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       await this.idle();
       this.reaper.stop();
       // Best effort: the directories go if nobody else uses them (others re-create them on demand).
-      for (const dir of this.directories()) await this.reaper.removeNow(dir);
+      // An instance that never acquired created none of them: nothing to send.
+      if (this.used) for (const dir of this.directories()) await this.reaper.removeNow(dir);
       this.session.off('state', this.onState);
     })();
     return this.closing;

@@ -5,6 +5,8 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import { describe } from '../client/validate.js';
+import { InvalidArgumentError } from '../errors.js';
 
 /** A child of a lock directory that belongs to the recipe, parsed. */
 export interface QueueNode {
@@ -18,6 +20,7 @@ export interface QueueNode {
   readonly uuid: string | undefined;
 }
 
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const PROTECTED = /^_c_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-/;
 // ZooKeeper formats the parent's int32 cversion with %010d: past 2^31 it turns negative, and
 // the sign counts in the width (`-000000001`, `-2147483648`). The sign is only read right after
@@ -26,6 +29,7 @@ const SEQUENCE = /^(?:\d{10}|-\d{9,10})$/;
 
 /** A fresh protection prefix, `_c_<uuid>-`. */
 export function protectedPrefix(uuid: string = randomUUID()): string {
+  if (typeof uuid !== 'string' || !UUID.test(uuid)) throw new InvalidArgumentError(`protectedPrefix: uuid must be a UUID (8-4-4-4-12 hex digits), got ${describe(uuid)}`);
   return `_c_${uuid}-`;
 }
 
@@ -34,6 +38,8 @@ export function protectedPrefix(uuid: string = randomUUID()): string {
  * do not belong to the recipe (they are ignored, not fatal).
  */
 export function parseNode(name: string, kinds: readonly string[]): QueueNode | undefined {
+  if (typeof name !== 'string') throw new InvalidArgumentError(`parseNode: name must be a string, got ${describe(name)}`);
+  checkKinds(kinds);
   const uuid = PROTECTED.exec(name)?.[1];
   const rest = uuid === undefined ? name : name.slice(uuid.length + 4);
   // A kind must be all that stands between the (optional) protection prefix and the sequence.
@@ -57,6 +63,7 @@ export function formatSeq(seq: number): string {
  */
 export function compareSeq(a: number, b: number): number {
   if (a === b) return 0;
+  if (!Number.isInteger(a) || !Number.isInteger(b)) throw new InvalidArgumentError(`compareSeq: sequence numbers must be integers, got ${describe(a)} and ${describe(b)}`);
   return ((b - a) >>> 0) < 0x80000000 ? -1 : 1;
 }
 
@@ -65,10 +72,16 @@ export function compareSeq(a: number, b: number): number {
  * created for a downgrade carries the write node's sequence) sort in `kinds` order, then by name.
  */
 export function sortChildren(children: readonly string[], kinds: readonly string[]): QueueNode[] {
+  if (!Array.isArray(children)) throw new InvalidArgumentError(`sortChildren: children must be an array of names, got ${describe(children)}`);
+  checkKinds(kinds);
   const nodes: QueueNode[] = [];
   for (const c of children) {
     const n = parseNode(c, kinds);
     if (n) nodes.push(n);
   }
   return nodes.sort((x, y) => compareSeq(x.seq, y.seq) || kinds.indexOf(x.kind) - kinds.indexOf(y.kind) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+}
+
+function checkKinds(kinds: unknown): void {
+  if (!Array.isArray(kinds) || kinds.some((k) => typeof k !== 'string' || k === '')) throw new InvalidArgumentError(`kinds must be an array of non-empty lock names, got ${describe(kinds)}`);
 }

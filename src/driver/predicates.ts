@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { describe } from '../client/validate.js';
+import { InvalidArgumentError } from '../errors.js';
 import type { QueueNode } from './names.js';
 
 /** A predicate's verdict: we hold. */
@@ -40,6 +42,7 @@ const HOLD: Decision = { hold: true };
  * release wakes at most `maxLeases` waiters, never the whole queue.
  */
 export function windowPredicate(maxLeases: number): Predicate {
+  if (!Number.isInteger(maxLeases) || maxLeases < 1) throw new InvalidArgumentError(`windowPredicate: maxLeases must be an integer >= 1, got ${describe(maxLeases)}`);
   return (queue, index, count) => {
     const window = maxLeases - count + 1;
     if (index < window) return HOLD;
@@ -52,6 +55,7 @@ export function windowPredicate(maxLeases: number): Predicate {
  * write node (readers queued behind a waiting writer wait too: no writer starvation).
  */
 export function readPredicate(writeKind: string): Predicate {
+  if (typeof writeKind !== 'string' || writeKind === '') throw new InvalidArgumentError(`readPredicate: writeKind must be a non-empty string, got ${describe(writeKind)}`);
   return (queue, index) => {
     for (let i = index - 1; i >= 0; i--) {
       const n = queue[i];

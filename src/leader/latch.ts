@@ -7,12 +7,12 @@ import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState } from '../client/types.js';
-import { checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
+import { checkOptions, checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { ParentReaper } from '../driver/reaper.js';
-import { backoffDelay, DEFAULT_RETRY } from '../client/retry.js';
+import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { deferred, delay, raceAbort } from '../util/abort.js';
 
@@ -31,7 +31,24 @@ export interface LeaderLatchOptions {
   policy?: LeadershipPolicy;
   /** Lock name of the latch nodes. Default `latch-` (Curator's `LeaderLatch`). */
   lockName?: string;
+  /**
+   * The pause after a failed attempt to enter the election (a persistent `NoAuthError`, say),
+   * before the next one: `baseDelayMs` after the first failure, doubling with each failure in a
+   * row up to `maxDelayMs`, each pause jittered between half and all of that; back to the start
+   * once elected. Each failure is emitted once as `error`. Default
+   * `{ baseDelayMs: 100, maxDelayMs: 5000 }`: an error that persists costs about five requests
+   * in the first two seconds, then one every 2.5 to 5 s.
+   */
+  errorBackoff?: {
+    /** The first pause, ms (an integer from 0 to 2^31-1). Default 100. */
+    baseDelayMs?: number;
+    /** The longest pause, ms (an integer from `baseDelayMs` to 2^31-1). Default 5000. */
+    maxDelayMs?: number;
+  };
 }
+
+/** The default {@link LeaderLatchOptions.errorBackoff}. */
+const DEFAULT_ERROR_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
 
 /** A participant of an election. */
 export interface LeaderParticipant {
@@ -80,6 +97,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private readonly reaper: ParentReaper;
   private readonly data: Buffer;
   private readonly policy: LeadershipPolicy;
+  private readonly backoff: Backoff;
   private readonly kinds: readonly string[];
   private started = false;
   private readonly closeController = new AbortController();
@@ -103,18 +121,22 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     }
     validatePath(path, 'leader latch path');
     if (path === '/') throw new InvalidArgumentError('leader latch path must not be the root');
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
-    const policy = options.policy ?? 'suspended';
+    checkOptions(options, 'leader latch options');
+    const policy = options.policy === undefined ? 'suspended' : options.policy;
     if (policy !== 'suspended' && policy !== 'lost') throw new InvalidArgumentError(`policy must be 'suspended' or 'lost', got ${describe(policy)}`);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
       throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     }
-    const lockName = options.lockName ?? 'latch-';
-    if (typeof lockName !== 'string' || lockName === '' || lockName.includes('/')) throw new InvalidArgumentError(`lockName must be a non-empty string without "/", got ${describe(lockName)}`);
+    const lockName = options.lockName === undefined ? 'latch-' : options.lockName;
+    if (typeof lockName !== 'string' || lockName === '' || lockName.includes('/') || !isNodeName(lockName)) {
+      throw new InvalidArgumentError(`lockName must be a non-empty znode name without "/" or control characters, got ${describe(lockName)}`);
+    }
+    this.backoff = resolveBackoff(options.errorBackoff, 'errorBackoff', DEFAULT_ERROR_BACKOFF);
     this.path = path;
     this.policy = policy;
     this.kinds = [lockName];
     this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
+    if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
     this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1) });
     this.reaper = new ParentReaper(session, 10_000);
     this.onState = (s) => {
@@ -154,14 +176,18 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
 
   /**
    * Resolves once this participant is leader (at once if it is). Rejects with
-   * `LockTimeoutError` after `timeoutMs`, the abort reason, `ClosedError` on close, and
+   * `LockTimeoutError` after `timeoutMs`, the abort reason (an already aborted signal rejects,
+   * leader or not), `ClosedError` on close, and
    * `SessionExpiredError` (or `ClosedError`) once the participant left the election because its
    * session is `LOST` with `renewOnLoss` off (or closed): it can never be elected then.
    */
   async awaitLeadership(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
-    const timeoutMs = checkTimeout(options.timeoutMs);
-    const signal = checkSignal(options.signal);
+    const o = checkOptions(options);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
     if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);
+    // An aborted signal is a rejection, leader or not (as the platform's APIs do).
+    signal?.throwIfAborted();
     if (!this.started) throw new IllegalStateError(`leader latch ${this.path} was not started; call start() first`);
     if (this.hasLeadership) return;
     if (this.ended.signal.aborted) throw this.leftElection();
@@ -216,10 +242,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         // The session will never connect again: leave the election rather than retry forever.
         if (this.session.closed || (err instanceof SessionExpiredError && !this.session.renewsOnLoss)) {
           this.ended.abort(error);
-          this.emit('error', error);
+          this.report(error);
           break;
         }
-        this.emit('error', error);
+        this.report(error);
         failed = true;
       } finally {
         if (held) {
@@ -228,7 +254,16 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         }
       }
       // A persistent error costs a few requests a second, not a busy loop.
-      if (failed) await delay(backoffDelay(DEFAULT_RETRY, failures++), stop).catch(() => undefined);
+      if (failed) await delay(backoffDelay(this.backoff, failures++), stop).catch(() => undefined);
+    }
+  }
+
+  /** Emits `error`; a listener that throws must not end the election loop. */
+  private report(error: Error): void {
+    try {
+      this.emit('error', error);
+    } catch (err) {
+      process.emitWarning(`zk-recipes: a LeaderLatch 'error' listener threw: ${String(err)}`);
     }
   }
 
@@ -318,5 +353,15 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   /** Same as `close()`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+}
+
+/** Whether `name` can be one segment of a znode path (no control or forbidden characters, not . or ..). */
+function isNodeName(name: string): boolean {
+  try {
+    validatePath(`/${name}`);
+    return true;
+  } catch {
+    return false;
   }
 }

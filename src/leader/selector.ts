@@ -4,8 +4,8 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
-import { checkSignal, describe } from '../client/validate.js';
-import { ClosedError, IllegalStateError, InvalidArgumentError } from '../errors.js';
+import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal } from '../client/validate.js';
+import { ClosedError, IllegalStateError } from '../errors.js';
 import { LeaderLatch, type LeaderLatchOptions, type LeaderParticipant } from './latch.js';
 
 /** Options of {@link LeaderSelector.run}. */
@@ -14,6 +14,11 @@ export interface RunOptions {
   requeue?: boolean;
   /** Stops: no further terms; a running term's signal aborts. */
   signal?: AbortSignal;
+  /**
+   * Called once with each error of an attempt to enter the election (e.g. `NoAuthError` on the
+   * path); the attempt is retried after the `errorBackoff` of the selector's options.
+   */
+  onError?: (error: Error) => void;
 }
 
 /** One term of leadership, as {@link LeaderSelector.run} hands it to its callback. */
@@ -46,7 +51,7 @@ export class LeaderSelector {
     readonly path: string,
     options: LeaderLatchOptions = {},
   ) {
-    this.options = { lockName: 'lock-', ...options };
+    this.options = { lockName: 'lock-', ...checkOptions(options, 'leader selector options') };
     // Validates everything up front (the latch is created per run).
     void new LeaderLatch(session, path, this.options);
   }
@@ -54,13 +59,20 @@ export class LeaderSelector {
   /**
    * Runs terms of leadership. Without `requeue` it resolves after one term, and an abort before
    * the term rejects with the signal's reason. With `requeue` it runs term after term until
-   * `signal` aborts or `close()` is called, then resolves. Rejects with what `fn` threw, and with
-   * `SessionExpiredError` once the session is `LOST` with `renewOnLoss` off.
+   * `signal` aborts or `close()` is called, then resolves. An already aborted `signal` rejects
+   * with its reason at once (with `requeue` too). Rejects with what `fn` threw, and with
+   * `SessionExpiredError` once the session is `LOST` with `renewOnLoss` off. Every argument and
+   * option is checked before anything is sent (`InvalidArgumentError`).
    */
   async run(fn: (signal: AbortSignal, term: LeaderTerm) => unknown, options: RunOptions = {}): Promise<void> {
-    if (typeof fn !== 'function') throw new InvalidArgumentError(`run needs a function, got ${describe(fn)}`);
-    const signal = checkSignal(options.signal);
+    checkFunction(fn, 'run: fn');
+    const o = checkOptions(options, 'run options');
+    const signal = checkSignal(o.signal);
+    const requeue = checkBoolean(o.requeue, 'requeue', false);
+    const onError = checkOptionalFunction(o.onError, 'onError');
     if (this.closed) throw new ClosedError(`leader selector ${this.path} is closed`);
+    // An aborted signal is a rejection, with requeue too (stopping a running loop is not).
+    signal?.throwIfAborted();
     if (this.running) throw new IllegalStateError(`leader selector ${this.path} is already running`);
     this.running = true;
     try {
@@ -68,6 +80,7 @@ export class LeaderSelector {
         signal?.throwIfAborted();
         const latch = new LeaderLatch(this.session, this.path, this.options);
         this.latch = latch;
+        if (onError) latch.on('error', onError);
         latch.start();
         let ranTerm = false;
         try {
@@ -84,13 +97,13 @@ export class LeaderSelector {
           await latch.close();
           this.latch = undefined;
         }
-        if (ranTerm && !options.requeue) return;
+        if (ranTerm && !requeue) return;
         if (this.closed) return;
       }
     } catch (err) {
       // Stopping is how a requeue loop ends; close() ends any run.
       if (this.closed && err instanceof ClosedError) return;
-      if (options.requeue && signal?.aborted && err === signal.reason) return;
+      if (requeue && signal?.aborted && err === signal.reason) return;
       throw err;
     } finally {
       this.running = false;
@@ -102,8 +115,9 @@ export class LeaderSelector {
     return this.latch?.hasLeadership ?? false;
   }
 
-  /** The participants in queue order, the leader first. */
-  participants(): Promise<LeaderParticipant[]> {
+  /** The participants in queue order, the leader first. Rejects with `ClosedError` after `close()`. */
+  async participants(): Promise<LeaderParticipant[]> {
+    if (this.closed) throw new ClosedError(`leader selector ${this.path} is closed`);
     return new LeaderLatch(this.session, this.path, this.options).participants();
   }
 

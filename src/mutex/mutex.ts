@@ -54,7 +54,7 @@ export class Mutex extends LockRecipe {
    * with `LockLostError` if the lock was lost before `fn` finished.
    */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
-    return this.runWith(await this.acquire(options), fn);
+    return this.runExclusively(fn, options, (o) => this.acquire(o));
   }
 
   protected holds(_queue: readonly QueueNode[], index: number): boolean {

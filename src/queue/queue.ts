@@ -75,6 +75,7 @@ export class DistributedQueue {
     if (options.participantId !== undefined && typeof options.participantId !== 'string') throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     this.path = path;
     const data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
+    if (data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
     this.producer = new Producer(session, path);
     this.cursor = new Cursor(session, `${path}/items`);
     this.line = new IdleLine(session, this.cursor, `${path}/consumers`, data);
@@ -98,7 +99,11 @@ export class DistributedQueue {
     const priority = checkPriority(options.priority);
     this.assertOpen();
     if (!Array.isArray(items) || items.length === 0) throw new InvalidArgumentError(`putAll needs a non-empty array of items, got ${describe(items)}`);
-    const payloads = items.map((d, i) => toBuffer(d, this.session.dataLimit, `${this.path} item #${i}`) ?? Buffer.alloc(0));
+    const payloads = items.map((d, i) => {
+      // undefined would be stored as empty data: a bug in the caller, not an empty item.
+      if (d === undefined) throw new InvalidArgumentError(`item #${i} for queue ${this.path} must be a Uint8Array or a string, got undefined`, { path: this.path });
+      return toBuffer(d, this.session.dataLimit, `${this.path} item #${i}`) ?? Buffer.alloc(0);
+    });
     // One transaction is one request: each create costs its data, its path and ~60 bytes.
     const perItem = ITEM_PATH_OVERHEAD + Buffer.byteLength(this.path);
     const total = payloads.reduce((n, b) => n + b.length + perItem, PUT_OVERHEAD + 2 * Buffer.byteLength(this.path));
@@ -169,6 +174,8 @@ export class DistributedQueue {
     if (typeof handler !== 'function') throw new InvalidArgumentError(`consume needs a handler function, got ${describe(handler)}`);
     const config = consumeConfig(options);
     this.assertOpen();
+    // An aborted signal is a rejection, as everywhere (not a consumer that stops at once).
+    config.signal?.throwIfAborted();
     const stop = config.signal ? AbortSignal.any([config.signal, this.closeController.signal]) : this.closeController.signal;
     return this.track(new ConsumeRun(this.session, this.source, this.line, this.path, handler, config, stop).run());
   }

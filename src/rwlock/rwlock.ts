@@ -126,7 +126,7 @@ export class ReadLock extends LockRecipe {
 
   /** Runs `fn` while holding the read lock, then releases it (`LockLostError` if lost meanwhile). */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
-    return this.runWith(await this.acquire(options), fn);
+    return this.runExclusively(fn, options, (o) => this.acquire(o));
   }
 
   /** Decided once per call: a downgrade fails with the write lock, it never becomes a plain read. */
@@ -179,7 +179,7 @@ export class WriteLock extends LockRecipe {
 
   /** Runs `fn` while holding the write lock, then releases it (`LockLostError` if lost meanwhile). */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
-    return this.runWith(await this.acquire(options), fn);
+    return this.runExclusively(fn, options, (o) => this.acquire(o));
   }
 
   private refuseUpgrade(): void {

@@ -91,6 +91,8 @@ export class CuratorV2Layout {
 
   /** Waits for `req.count` leases; null when not granted in time (or at once, for timeoutMs 0). */
   async acquire(req: AcquireRequest): Promise<HeldNodes | null> {
+    // Refused before the mutex is taken: a lease transaction the session cannot send.
+    this.leases.check(req);
     const timeout = req.timeoutMs !== undefined && req.timeoutMs > 0 ? AbortSignal.timeout(req.timeoutMs) : undefined;
     const signals = [req.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
     const giveUp = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);

@@ -102,7 +102,7 @@ export class Semaphore extends LockRecipe {
 
   /** Runs `fn` while holding one lease, then releases it (`LockLostError` if lost meanwhile). */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
-    return this.runWith(await this.acquire(options), fn);
+    return this.runExclusively(fn, options, (o) => this.acquire(o));
   }
 
   private checkLeases(leases: unknown): number {

@@ -1,10 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { InvalidArgumentError } from '../errors.js';
+import { checkDeadline, checkInt, checkOptions, describe } from './check.js';
 import type { FourLetterWordOptions } from './four-letter.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
 import { freePorts, LOOPBACK } from './ports.js';
 import {
   baseConfig,
+  checkTestOptions,
   makeWorkDir,
   removeWorkDir,
   type ZooKeeperTestOptions,
@@ -83,6 +86,8 @@ export class ClusterMember extends ZooKeeperProcess {
 }
 
 const PORT_ATTEMPTS = 5;
+/** The largest ensemble the kit starts: each member is a JVM. */
+const MAX_MEMBERS = 15;
 
 /**
  * A ZooKeeper ensemble of `size` servers (ids 1..size) on 127.0.0.1 for tests.
@@ -102,13 +107,17 @@ export class TestingCluster {
   }
 
   /**
-   * Starts an ensemble of `size` servers and resolves once it has a leader and every
-   * member serves.
+   * Starts an ensemble of `size` servers (1 to 15) and resolves once it has a leader and every
+   * member serves. Every argument is checked first.
+   * @throws InvalidArgumentError for a bad size or option (nothing is started).
    * @throws ZooKeeperNotInstalledError when java or the jars are missing.
    * @throws ZooKeeperStartError when a JVM exits or the ensemble does not form in time.
    */
   static async start(size = 3, options: TestingClusterOptions = {}): Promise<TestingCluster> {
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`cluster size must be >= 1, got ${size}`);
+    checkInt(size, 'cluster size', 1, MAX_MEMBERS);
+    checkTestOptions(options, 'TestingCluster options');
+    checkInt(options.initLimit, 'initLimit', 1, 10_000, 50);
+    checkInt(options.syncLimit, 'syncLimit', 1, 10_000, 25);
     const installation = locateZooKeeper(options.env);
     for (let attempt = 1; ; attempt++) {
       const cluster = await TestingCluster.#create(installation, size, options);
@@ -165,10 +174,10 @@ export class TestingCluster {
     return this.members.map((m) => m.connectString).join(',');
   }
 
-  /** The member with server id `id`. @throws RangeError for an unknown id. */
+  /** The member with server id `id`. @throws InvalidArgumentError for an unknown id. */
   member(id: number): ClusterMember {
     const member = this.members.find((m) => m.id === id);
-    if (!member) throw new RangeError(`no member with id ${id} (ids are 1..${this.members.length})`);
+    if (!member) throw new InvalidArgumentError(`no member with id ${describe(id)} (ids are 1..${this.members.length})`);
     return member;
   }
 
@@ -192,6 +201,7 @@ export class TestingCluster {
 
   /** Id of the running member that reports `Mode: leader` in `srvr`, if any. */
   async leaderId(options: FourLetterWordOptions = { timeoutMs: 2000 }): Promise<number | undefined> {
+    checkDeadline(checkOptions(options).timeoutMs, 'timeoutMs', 2000);
     const modes = await this.#modes(options);
     return modes.find((m) => m.mode === 'leader')?.id;
   }
@@ -199,9 +209,10 @@ export class TestingCluster {
   /**
    * Waits until a majority of members runs, every running member serves and exactly one
    * is leader; resolves to the leader's id.
-   * @throws WaitTimeoutError after `timeoutMs`.
+   * @throws WaitTimeoutError after `timeoutMs`; InvalidArgumentError for a bad option.
    */
-  waitForQuorum(options: WaitForQuorumOptions = {}): Promise<number> {
+  async waitForQuorum(options: WaitForQuorumOptions = {}): Promise<number> {
+    const timeoutMs = checkDeadline(checkOptions(options).timeoutMs, 'timeoutMs', 30_000);
     const majority = Math.floor(this.members.length / 2) + 1;
     return waitFor(
       async () => {
@@ -210,7 +221,7 @@ export class TestingCluster {
         const leaders = modes.filter((m) => m.mode === 'leader' || m.mode === 'standalone');
         return leaders.length === 1 ? leaders[0]?.id : undefined;
       },
-      { timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 50, message: 'a quorum with one leader' },
+      { timeoutMs, intervalMs: 50, message: 'a quorum with one leader' },
     );
   }
 

@@ -4,7 +4,10 @@
  * @module
  */
 import { ZkSession } from '../client/session.js';
-import type { ChaosProxy } from './proxy.js';
+import { ClosedError, IllegalStateError, InvalidArgumentError } from '../errors.js';
+import { checkDeadline, checkNonEmptyString, checkOptions, describe } from './check.js';
+import { ChaosProxy } from './proxy.js';
+import { WaitTimeoutError } from './wait.js';
 
 /** Options of {@link expireSession}. */
 export interface ExpireSessionOptions {
@@ -13,7 +16,7 @@ export interface ExpireSessionOptions {
    * through. Defaults to the proxy's target.
    */
   connectString?: string;
-  /** Bound of the whole operation, ms. Default 20000. */
+  /** Bound of the whole operation, ms (1 to 2^31-1). Default 20000. */
   timeoutMs?: number;
 }
 
@@ -26,11 +29,21 @@ export interface ExpireSessionOptions {
  *
  * A plain join-and-close without cutting the victim off is racy: the victim reconnects at once
  * and takes the session back before the close arrives.
+ *
+ * Every argument is checked before anything is done: {@link InvalidArgumentError} for a victim
+ * that is not a connected `ZkSession`, a proxy that is not a {@link ChaosProxy}, or a bad
+ * option; {@link ClosedError} for a closed victim. Rejects with {@link WaitTimeoutError} when
+ * the victim does not report `LOST` within `timeoutMs`.
  */
 export async function expireSession(victim: ZkSession, proxy: ChaosProxy, options: ExpireSessionOptions = {}): Promise<void> {
-  const timeoutMs = options.timeoutMs ?? 20_000;
+  if (!(victim instanceof ZkSession)) throw new InvalidArgumentError(`expireSession: victim must be a ZkSession, got ${describe(victim)}`);
+  if (!(proxy instanceof ChaosProxy)) throw new InvalidArgumentError(`expireSession: proxy must be the ChaosProxy the victim connects through, got ${describe(proxy)}`);
+  const o = checkOptions(options, 'expireSession options');
+  const timeoutMs = checkDeadline(o.timeoutMs, 'timeoutMs', 20_000);
+  if (o.connectString !== undefined) checkNonEmptyString(o.connectString, 'connectString');
+  if (victim.closed) throw new ClosedError('expireSession: the victim session is closed');
+  if (victim.sessionId === 0n) throw new InvalidArgumentError('expireSession: the victim has no session yet; wait for it to connect');
   const deadline = AbortSignal.timeout(timeoutMs);
-  if (victim.sessionId === 0n) throw new Error('expireSession: the victim has no session yet; wait for it to connect');
   const expiredId = victim.sessionId;
   const lost = new Promise<void>((resolve, reject) => {
     const onState = (state: string): void => {
@@ -42,7 +55,7 @@ export async function expireSession(victim: ZkSession, proxy: ChaosProxy, option
     victim.on('state', onState);
     deadline.addEventListener('abort', () => {
       victim.off('state', onState);
-      reject(new Error(`expireSession: session 0x${expiredId.toString(16)} was not reported LOST within ${timeoutMs} ms`));
+      reject(new WaitTimeoutError(`expireSession: session 0x${expiredId.toString(16)} was not reported LOST within ${timeoutMs} ms`));
     });
   });
   lost.catch(() => undefined);
@@ -50,7 +63,7 @@ export async function expireSession(victim: ZkSession, proxy: ChaosProxy, option
   proxy.reject(true);
   proxy.dropAll();
   try {
-    const joiner = await ZkSession.connect(options.connectString ?? `${proxy.targetHost}:${proxy.targetPort}`, {
+    const joiner = await ZkSession.connect(o.connectString ?? `${proxy.targetHost}:${proxy.targetPort}`, {
       join: victim.credentials(),
       sessionTimeoutMs: victim.timeoutMs,
       renewOnLoss: false,
@@ -59,7 +72,7 @@ export async function expireSession(victim: ZkSession, proxy: ChaosProxy, option
     });
     if (joiner.sessionId !== expiredId) {
       await joiner.close();
-      throw new Error(`expireSession: joined 0x${joiner.sessionId.toString(16)} instead of 0x${expiredId.toString(16)}`);
+      throw new IllegalStateError(`expireSession: joined 0x${joiner.sessionId.toString(16)} instead of 0x${expiredId.toString(16)}`);
     }
     await joiner.close();
   } finally {

@@ -1,4 +1,6 @@
 import { connect } from 'node:net';
+import { InvalidArgumentError } from '../errors.js';
+import { checkDeadline, checkNonEmptyString, checkOptions, checkPort, describe } from './check.js';
 import { WaitTimeoutError } from './wait.js';
 
 /** Options of the four-letter-word helpers. */
@@ -23,7 +25,14 @@ export function fourLetterWord(
   word: string,
   options: FourLetterWordOptions = {},
 ): Promise<string> {
-  const { timeoutMs = 5000 } = options;
+  let timeoutMs: number;
+  try {
+    checkAddress(host, port);
+    if (typeof word !== 'string' || !/^[a-z]{4}$/.test(word)) throw new InvalidArgumentError(`word must be four lowercase letters (ruok, srvr, mntr, ...), got ${describe(word)}`);
+    timeoutMs = checkWordOptions(options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const socket = connect({ host, port });
@@ -45,8 +54,29 @@ export function fourLetterWord(
   });
 }
 
-/** Asks `ruok`: true when the server answers `imok`, false when it does not or cannot be reached. */
+/** The checks of a host and port to ask. */
+function checkAddress(host: unknown, port: unknown): void {
+  checkNonEmptyString(host, 'host');
+  checkPort(port, 'port');
+}
+
+/** The deadline of a four-letter word, from its options (default 5000 ms). */
+function checkWordOptions(options: FourLetterWordOptions | undefined): number {
+  return checkDeadline(checkOptions(options, 'four-letter word options').timeoutMs, 'timeoutMs', 5000);
+}
+
+/** Throws {@link InvalidArgumentError} unless `text` is a string (a server's reply). */
+function checkText(text: unknown): asserts text is string {
+  if (typeof text !== 'string') throw new InvalidArgumentError(`text must be a four-letter word's reply (a string), got ${describe(text)}`);
+}
+
+/**
+ * Asks `ruok`: true when the server answers `imok`, false when it does not or cannot be
+ * reached. Bad arguments reject with {@link InvalidArgumentError} (never taken as "not ok").
+ */
 export async function ruok(host: string, port: number, options?: FourLetterWordOptions): Promise<boolean> {
+  checkAddress(host, port);
+  checkWordOptions(options);
   try {
     return (await fourLetterWord(host, port, 'ruok', options)) === 'imok';
   } catch {
@@ -59,6 +89,7 @@ export type MntrStats = Record<string, string | number>;
 
 /** Parses the tab-separated `mntr` reply; numeric values become numbers. */
 export function parseMntr(text: string): MntrStats {
+  checkText(text);
   const stats: MntrStats = {};
   for (const line of text.split('\n')) {
     const tab = line.indexOf('\t');
@@ -93,6 +124,7 @@ export interface ServerStatus {
 
 /** Parses a `srvr` reply; undefined when the server is not serving (no `Mode:` line). */
 export function parseSrvr(text: string): ServerStatus | undefined {
+  checkText(text);
   const fields: Record<string, string> = {};
   for (const line of text.split('\n')) {
     const colon = line.indexOf(': ');
@@ -126,6 +158,7 @@ export async function srvr(
  * unindented lines are keys, tab-indented lines below them are values.
  */
 export function parseWatches(text: string): Map<string, string[]> {
+  checkText(text);
   const watches = new Map<string, string[]>();
   let current: string[] | undefined;
   for (const line of text.split('\n')) {
@@ -174,6 +207,7 @@ export interface ConnectionInfo {
 
 /** Parses a `cons` reply, one {@link ConnectionInfo} per line. */
 export function parseCons(text: string): ConnectionInfo[] {
+  checkText(text);
   const connections: ConnectionInfo[] = [];
   for (const line of text.split('\n')) {
     const match = /^\s*\/?(.+):(\d+)\[\d+\]\((.*)\)\s*$/.exec(line);

@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { checkEnv } from './check.js';
 
 /** Where the Debian `zookeeper` package puts its jars. */
 export const DEFAULT_ZK_JARS_DIR = '/usr/share/java';
@@ -77,9 +78,10 @@ function findJava(env: NodeJS.ProcessEnv): { found: string } | { found?: undefin
 /**
  * Locates java and the ZooKeeper jars.
  * `ZK_JARS_DIR` overrides /usr/share/java; `JAVA` or `JAVA_HOME` override java on `PATH`.
- * @throws ZooKeeperNotInstalledError when something is missing.
+ * @throws ZooKeeperNotInstalledError when something is missing; InvalidArgumentError when `env` is not an object.
  */
 export function locateZooKeeper(env: NodeJS.ProcessEnv = process.env): ZooKeeperInstallation {
+  checkEnv(env);
   const jarsDir = env.ZK_JARS_DIR || DEFAULT_ZK_JARS_DIR;
   const missing = REQUIRED_ZK_JARS.map((jar) => join(jarsDir, jar)).filter(
     (path) => !isFile(path, constants.R_OK),

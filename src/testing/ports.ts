@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { checkInt } from './check.js';
 
 /** The only address the test kit binds or connects to. */
 export const LOOPBACK = '127.0.0.1';
@@ -40,11 +41,12 @@ function close(server: Server): Promise<void> {
 }
 
 /**
- * Returns `count` distinct free TCP ports on 127.0.0.1.
+ * Returns `count` (1 to 1000) distinct free TCP ports on 127.0.0.1.
  * All are held open together before being released, so they differ from each other;
  * another process may still take one before the caller binds it (callers retry).
  */
 export async function freePorts(count: number): Promise<number[]> {
+  checkInt(count, 'count', 1, 1000);
   const servers: Server[] = [];
   try {
     for (let i = 0; i < count; i++) servers.push(await listen());

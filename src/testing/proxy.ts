@@ -1,4 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { InvalidArgumentError } from '../errors.js';
+import { checkBoolean, checkDeadline, checkNonEmptyString, checkOptions, checkPort, checkTimeout, describe } from './check.js';
 import { FrameReader, isOpName, opIs, replyXid, requestHeader, type ZkOpName } from './frames.js';
 import { freePort, LOOPBACK } from './ports.js';
 
@@ -217,8 +219,13 @@ export class ChaosProxy {
     server.on('connection', (socket) => this.#accept(socket));
   }
 
-  /** Starts a proxy in pass mode. */
+  /** Starts a proxy in pass mode. @throws InvalidArgumentError for a bad option (nothing is started). */
   static async start(options: ChaosProxyOptions): Promise<ChaosProxy> {
+    if (options === undefined) throw new InvalidArgumentError('ChaosProxy.start needs options { targetPort, targetHost?, port? }');
+    checkOptions(options, 'ChaosProxy options');
+    checkPort(options.targetPort, 'targetPort');
+    checkPort(options.port, 'port', true);
+    if (options.targetHost !== undefined) checkNonEmptyString(options.targetHost, 'targetHost');
     const server = createServer({ noDelay: true, allowHalfOpen: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -251,10 +258,10 @@ export class ChaosProxy {
     this.#set('pass', 0);
   }
 
-  /** Delays every chunk by `ms` in both directions, keeping order. */
+  /** Delays every chunk by `ms` (0 to 2^31-1) in both directions, keeping order. */
   latency(ms: number): void {
-    if (!(ms >= 0)) throw new RangeError(`latency must be >= 0 ms, got ${ms}`);
-    this.#set('latency', ms);
+    if (ms === undefined) throw new InvalidArgumentError('latency needs a number of ms');
+    this.#set('latency', checkTimeout(ms, 'latency ms') as number);
   }
 
   /**
@@ -265,8 +272,10 @@ export class ChaosProxy {
     this.#set('blackhole', 0);
   }
 
-  /** Blackholes for `ms`, then goes back to pass. */
+  /** Blackholes for `ms` (0 to 2^31-1), then goes back to pass. */
   blackholeFor(ms: number): void {
+    if (ms === undefined) throw new InvalidArgumentError('blackholeFor needs a number of ms');
+    checkTimeout(ms, 'blackholeFor ms');
     this.blackhole();
     this.#healTimer = setTimeout(() => this.pass(), ms);
     this.#healTimer.unref();
@@ -279,7 +288,8 @@ export class ChaosProxy {
 
   /** While on, accepts new connections and resets them at once (connection refused, roughly). */
   reject(on: boolean): void {
-    this.#rejecting = on;
+    if (on === undefined) throw new InvalidArgumentError('reject needs a boolean');
+    this.#rejecting = checkBoolean(on, 'reject(on)', false);
   }
 
   /**
@@ -296,11 +306,10 @@ export class ChaosProxy {
    * ```
    */
   loseReply(match: LoseReplyMatch = {}, options: LoseReplyOptions = {}): Promise<void> {
-    if (match === null || typeof match !== 'object') throw new TypeError(`loseReply: match must be an object, got ${String(match)}`);
-    if (match.op !== undefined && !isOpName(match.op)) throw new TypeError(`loseReply: unknown op ${String(match.op)}`);
-    if (match.path !== undefined && (typeof match.path !== 'string' || match.path === '')) throw new TypeError('loseReply: path must be a non-empty string');
-    const timeoutMs = options.timeoutMs ?? 30_000;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) throw new RangeError(`loseReply: timeoutMs must be an integer in [1, 2^31-1], got ${timeoutMs}`);
+    checkOptions(match, 'loseReply: match');
+    if (match.op !== undefined && (typeof match.op !== 'string' || !isOpName(match.op))) throw new InvalidArgumentError(`loseReply: unknown op ${describe(match.op)}`);
+    if (match.path !== undefined) checkNonEmptyString(match.path, 'loseReply: path');
+    const timeoutMs = checkDeadline(checkOptions(options, 'loseReply options').timeoutMs, 'loseReply: timeoutMs', 30_000);
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#losses.delete(loss);

@@ -1,10 +1,12 @@
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkDeadline, checkEnv, checkInt, checkLines, checkNonEmptyString, checkOptions, checkPort } from './check.js';
 import { trackDir, untrackDir } from './cleanup.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
 import { freePort, LOOPBACK } from './ports.js';
 import { ZooKeeperProcess, ZooKeeperStartError } from './zk-process.js';
+import { InvalidArgumentError } from '../errors.js';
 
 /** Options shared by {@link TestingServer.start} and {@link TestingCluster.start}. */
 export interface ZooKeeperTestOptions {
@@ -36,6 +38,22 @@ export interface TestingServerOptions extends ZooKeeperTestOptions {
 }
 
 const PORT_ATTEMPTS = 5;
+
+/**
+ * Checks the options shared by servers and ensembles, before anything starts. @internal
+ * @throws InvalidArgumentError naming the first bad option.
+ */
+export function checkTestOptions(options: ZooKeeperTestOptions, what: string): void {
+  checkOptions(options, what);
+  const tick = checkInt(options.tickTime, 'tickTime', 1, 60_000, 200);
+  const min = checkInt(options.minSessionTimeout, 'minSessionTimeout', 1, 2 ** 31 - 1, 2 * tick);
+  const max = checkInt(options.maxSessionTimeout, 'maxSessionTimeout', 1, 2 ** 31 - 1, Math.max(60_000, min));
+  if (max < min) throw new InvalidArgumentError(`maxSessionTimeout (${max}) must not be below minSessionTimeout (${min})`);
+  checkLines(options.extraConfig, 'extraConfig');
+  checkLines(options.jvmArgs, 'jvmArgs');
+  checkDeadline(options.startTimeoutMs, 'startTimeoutMs', 30_000);
+  checkEnv(options.env);
+}
 
 /** The zoo.cfg lines every test server gets (before per-kind and extra lines). @internal */
 export function baseConfig(
@@ -103,11 +121,15 @@ export class TestingServer extends ZooKeeperProcess {
   }
 
   /**
-   * Starts a server and resolves once it serves.
+   * Starts a server and resolves once it serves. Every option is checked first.
+   * @throws InvalidArgumentError for a bad option (nothing is started).
    * @throws ZooKeeperNotInstalledError when java or the jars are missing.
    * @throws ZooKeeperStartError when the JVM exits or does not serve in time.
    */
   static async start(options: TestingServerOptions = {}): Promise<TestingServer> {
+    checkTestOptions(options, 'TestingServer options');
+    checkPort(options.port, 'port', true);
+    if (options.dataDir !== undefined) checkNonEmptyString(options.dataDir, 'dataDir');
     const installation = locateZooKeeper(options.env);
     for (let attempt = 1; ; attempt++) {
       const workDir = await makeWorkDir('zk-recipes-server-');

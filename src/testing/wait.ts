@@ -1,4 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { InvalidArgumentError } from '../errors.js';
+import { checkFunction, checkOptions, checkSignal, checkTimeout, describe } from './check.js';
 
 /** Error thrown by {@link waitFor} and {@link withTimeout} when the deadline passes. */
 export class WaitTimeoutError extends Error {
@@ -14,9 +16,9 @@ export class WaitTimeoutError extends Error {
 
 /** Options of {@link waitFor}. */
 export interface WaitForOptions {
-  /** Deadline in milliseconds (default 10000). */
+  /** Deadline in milliseconds, 0 to 2^31-1 (default 10000). */
   timeoutMs?: number;
-  /** Pause between two evaluations of the predicate, in milliseconds (default 25). */
+  /** Pause between two evaluations of the predicate, in milliseconds, 0 to 2^31-1 (default 25). */
   intervalMs?: number;
   /** What is awaited, for the timeout message. */
   message?: string;
@@ -27,13 +29,20 @@ export interface WaitForOptions {
 /**
  * Polls `predicate` until it returns a truthy value, and resolves to that value.
  * A predicate that throws counts as "not yet"; its last error becomes the timeout's cause.
+ * An aborted `signal` rejects with its reason (at once if it is aborted already).
  * @throws WaitTimeoutError when `timeoutMs` passes first.
+ * @throws InvalidArgumentError for a predicate that is not a function or a bad option.
  */
 export async function waitFor<T>(
   predicate: () => T | Promise<T>,
   options: WaitForOptions = {},
 ): Promise<NonNullable<T>> {
-  const { timeoutMs = 10_000, intervalMs = 25, message = 'condition', signal } = options;
+  checkFunction(predicate, 'waitFor: predicate');
+  const o = checkOptions(options, 'waitFor options');
+  const timeoutMs = checkTimeout(o.timeoutMs, 'timeoutMs') ?? 10_000;
+  const intervalMs = checkTimeout(o.intervalMs, 'intervalMs') ?? 25;
+  const message = o.message === undefined ? 'condition' : checkMessage(o.message);
+  const signal = checkSignal(o.signal);
   const deadline = performance.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -63,14 +72,22 @@ export async function waitFor<T>(
 }
 
 /**
- * Resolves like `promise`, or rejects with {@link WaitTimeoutError} after `timeoutMs`.
- * The timer is cleared once the promise settles.
+ * Resolves like `promise`, or rejects with {@link WaitTimeoutError} after `timeoutMs` (0 to
+ * 2^31-1). The timer is cleared once the promise settles.
+ * @throws InvalidArgumentError for something that is not a promise, or a bad `timeoutMs` or `message`.
  */
 export async function withTimeout<T>(
   promise: Promise<T>,
   timeoutMs: number,
   message = 'operation',
 ): Promise<T> {
+  const thenable = promise as { then?: unknown } | null;
+  if (thenable === null || (typeof thenable !== 'object' && typeof thenable !== 'function') || typeof thenable.then !== 'function') {
+    throw new InvalidArgumentError(`withTimeout: promise must be a promise, got ${describe(promise)}`);
+  }
+  if (timeoutMs === undefined) throw new InvalidArgumentError('withTimeout: timeoutMs is required');
+  checkTimeout(timeoutMs, 'withTimeout: timeoutMs');
+  checkMessage(message);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -83,4 +100,9 @@ export async function withTimeout<T>(
   } finally {
     clearTimeout(timer);
   }
+}
+
+function checkMessage(message: unknown): string {
+  if (typeof message !== 'string') throw new InvalidArgumentError(`message must be a string, got ${describe(message)}`);
+  return message;
 }

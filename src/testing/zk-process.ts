@@ -3,6 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { ClosedError } from '../errors.js';
+import { checkBoolean, checkDeadline, checkOptions, checkTimeout } from './check.js';
 import { trackPid, untrackPid } from './cleanup.js';
 import * as fourLetter from './four-letter.js';
 import type { ConnectionInfo, MntrStats, ServerStatus } from './four-letter.js';
@@ -152,20 +154,28 @@ export abstract class ZooKeeperProcess {
 
   /**
    * Starts the JVM again on the same port and data dir (stopping it first if it runs),
-   * and waits until it serves.
+   * and waits until it serves. Options are checked before anything is stopped
+   * (`InvalidArgumentError`); after `close()` it rejects with `ClosedError`.
    */
   async restart(options: RestartOptions = {}): Promise<void> {
-    if (this.#closed) throw new Error(`ZooKeeper server ${this.connectString} is closed`);
+    const o = checkOptions(options, 'restart options');
+    checkDeadline(o.timeoutMs, 'timeoutMs', this.#init.startTimeoutMs);
+    checkBoolean(o.waitUntilServing, 'waitUntilServing', true);
+    if (this.#closed) throw new ClosedError(`ZooKeeper server ${this.connectString} is closed`);
     await this.stop();
     await this.launch(options);
   }
 
-  /** Stops the JVM gracefully (SIGTERM); SIGKILLs it if it has not exited after `timeoutMs` (default 5000). */
+  /**
+   * Stops the JVM gracefully (SIGTERM); SIGKILLs it if it has not exited after `timeoutMs` (0 to
+   * 2^31-1, default 5000). A bad option is refused before anything is stopped.
+   */
   async stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    const killAfterMs = checkTimeout(checkOptions(options, 'stop options').timeoutMs, 'timeoutMs') ?? 5000;
     const pid = this.#javaPid;
     if (pid === undefined) return keepAlive(this.#exited);
     signal(pid, 'SIGTERM');
-    const timer = setTimeout(() => signal(pid, 'SIGKILL'), options.timeoutMs ?? 5000);
+    const timer = setTimeout(() => signal(pid, 'SIGKILL'), killAfterMs);
     try {
       await keepAlive(this.#exited);
     } finally {

@@ -332,6 +332,11 @@ describe('LeaderLatch', () => {
     latch.start();
     assert.throws(() => latch.start(), IllegalStateError);
     await latch.awaitLeadership({ timeoutMs: 5000 });
+    // An aborted signal rejects with its reason, also while leader (issue 10, item 8).
+    const reason = new Error('no longer interested');
+    await assert.rejects(latch.awaitLeadership({ signal: AbortSignal.abort(reason) }), (e) => e === reason);
+    assert.ok(latch.hasLeadership);
+    await assert.rejects(latch.awaitLeadership(null as never), InvalidArgumentError);
     await assert.rejects(latch.awaitLeadership({ timeoutMs: -1 }), InvalidArgumentError);
     await assert.rejects(latch.awaitLeadership({ timeoutMs: Number.NaN }), InvalidArgumentError);
     await assert.rejects(latch.awaitLeadership({ signal: {} as AbortSignal }), InvalidArgumentError);
@@ -520,6 +525,9 @@ describe('LeaderSelector', () => {
     const sel = new LeaderSelector(s!, path);
     await assert.rejects(sel.run('nope' as never), InvalidArgumentError);
     await assert.rejects(sel.run(() => undefined, { signal: {} as AbortSignal }), InvalidArgumentError);
+    await assert.rejects(sel.run(() => undefined, { requeue: 'false' as never }), InvalidArgumentError);
+    const stopped = new Error('stopped before the run');
+    await assert.rejects(sel.run(() => undefined, { requeue: true, signal: AbortSignal.abort(stopped) }), (e) => e === stopped);
     let termSignal: AbortSignal | undefined;
     const running = sel.run((signal) => {
       termSignal = signal;

@@ -371,6 +371,14 @@ describe('close and bad input', () => {
     await assert.rejects(m.acquire({ timeoutMs: -1 }), InvalidArgumentError);
     await assert.rejects(m.acquire({ timeoutMs: Number.NaN }), InvalidArgumentError);
     await assert.rejects(m.acquire({ signal: {} as AbortSignal }), InvalidArgumentError);
+    // Checked before the first request (issue 10, item 7): runExclusive('x') used to take the
+    // lock, then fail with a TypeError.
+    const creates = s!.counters.create;
+    await assert.rejects(m.runExclusive('x' as never), InvalidArgumentError);
+    await assert.rejects(m.runExclusive(() => 1, { timeoutMs: 2 ** 31 }), InvalidArgumentError);
+    await assert.rejects(m.acquire(null as never), InvalidArgumentError);
+    assert.equal(s!.counters.create, creates, 'no lock was taken');
+    assert.equal(await fx.observer.exists(m.path), null);
   });
 
   test('use after the session is closed is a ClosedError', async () => {

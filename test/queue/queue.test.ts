@@ -617,7 +617,9 @@ describe('idle consumers', () => {
     await q.put('warm-up');
     assert.equal(text(await q.poll()), 'warm-up');
     const baseline = await serverWatches();
-    await q.consume(() => undefined, { signal: AbortSignal.abort() }); // already stopped: returns
+    // An already aborted signal rejects with its reason (issue 10, item 8), and starts nothing.
+    const stopped = new Error('stopped before it started');
+    await assert.rejects(q.consume(() => undefined, { signal: AbortSignal.abort(stopped) }), (e) => e === stopped);
     const pending = q.take();
     const consuming = q.consume(() => undefined);
     await lined(path, 2);

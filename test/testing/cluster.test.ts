@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { InvalidArgumentError } from '../../src/errors.js';
 import { TestingCluster, waitFor } from '../../src/testing/index.js';
 import { isAlive } from './procs.js';
 import { RawSession, ZOK } from './raw-zk.js';
@@ -92,5 +93,22 @@ describe('TestingCluster', () => {
     await cluster.close();
     for (const pid of pids) assert.ok(pid && !isAlive(pid));
     assert.ok(!existsSync(cluster.workDir));
+  });
+  it('refuses unknown member ids and bad options with InvalidArgumentError, before touching any member', async () => {
+    const running = cluster.members.map((m) => m.running);
+    for (const id of [0, 4, -1, 1.5, Number.NaN, '1', null]) {
+      assert.throws(() => cluster.member(id as number), InvalidArgumentError, `member(${String(id)})`);
+      await assert.rejects(async () => cluster.kill(id as number), InvalidArgumentError);
+      await assert.rejects(async () => cluster.stop(id as number), InvalidArgumentError);
+      await assert.rejects(async () => cluster.restart(id as number), InvalidArgumentError);
+    }
+    for (const timeoutMs of [-1, 0, Number.NaN, 2 ** 31, '5']) {
+      await assert.rejects(cluster.restart(1, { timeoutMs: timeoutMs as number }), InvalidArgumentError);
+      await assert.rejects(cluster.waitForQuorum({ timeoutMs: timeoutMs as number }), InvalidArgumentError);
+      await assert.rejects(cluster.leaderId({ timeoutMs: timeoutMs as number }), InvalidArgumentError);
+    }
+    await assert.rejects(cluster.restart(1, { waitUntilServing: 'no' as never }), InvalidArgumentError);
+    await assert.rejects(cluster.member(1).stop({ timeoutMs: -1 }), InvalidArgumentError);
+    assert.deepEqual(cluster.members.map((m) => m.running), running, 'no member was stopped or started');
   });
 });
