@@ -13,11 +13,12 @@
  * @internal
  * @module
  */
+import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import type { Op } from '../client/types.js';
 import { BadVersionError, ClosedError, ConnectionLossError, NodeExistsError, NoNodeError, SessionExpiredError, ZooKeeperError } from '../errors.js';
 import { delay } from '../util/abort.js';
-import { backoffMs, LOSS_BACKOFF, untilAnswered } from './backoff.js';
+import { LOSS_BACKOFF, untilAnswered } from './backoff.js';
 import type { ItemRef } from './cursor.js';
 import { claimName } from './layout.js';
 
@@ -190,7 +191,7 @@ export class Claims {
         }
       }
       try {
-        await delay(backoffMs(LOSS_BACKOFF, attempt), c.sessionSignal);
+        await delay(backoffDelay(LOSS_BACKOFF, attempt), c.sessionSignal);
         await this.session.waitConnected({ signal: c.sessionSignal });
       } catch {
         return 'ended'; // the session ended (or was closed): our claim went with it
@@ -211,7 +212,7 @@ export class Claims {
         if (!(err instanceof ConnectionLossError)) throw err;
       }
       try {
-        await delay(backoffMs(LOSS_BACKOFF, attempt), sessionSignal);
+        await delay(backoffDelay(LOSS_BACKOFF, attempt), sessionSignal);
       } catch {
         return false;
       }

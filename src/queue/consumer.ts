@@ -7,10 +7,11 @@
  * @internal
  * @module
  */
+import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import { ClosedError, SessionExpiredError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
-import { backoffMs } from './backoff.js';
+
 import type { Claimed, Claims } from './claims.js';
 import type { Cursor, ItemRef } from './cursor.js';
 import { claimName } from './layout.js';
@@ -128,7 +129,7 @@ export class ConsumeRun {
         this.report(err, { path: this.root, redeliveries: -1 });
         try {
           // Never retry at once: a persistent error costs a few requests a second at most.
-          await delay(backoffMs(this.config.errorBackoff, failures++), this.stop);
+          await delay(backoffDelay(this.config.errorBackoff, failures++), this.stop);
           await this.session.waitConnected({ signal: this.stop });
         } catch (waitErr) {
           if (waitErr instanceof SessionExpiredError) this.ended ??= waitErr;
@@ -151,7 +152,7 @@ export class ConsumeRun {
     } catch (err) {
       this.report(err, { path: c.ref.path, redeliveries: c.redeliveries });
       if (max !== undefined && c.version >= max) return this.source.claims.bury(c, describeError(err), c.version);
-      return this.releaseLater(c, backoffMs(this.config.redelivery, c.version - 1));
+      return this.releaseLater(c, backoffDelay(this.config.redelivery, c.version - 1));
     }
     await this.source.claims.ack(c);
   }

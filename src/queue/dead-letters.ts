@@ -34,7 +34,7 @@ export interface DeadLetter {
 
 /** Sort key of a letter's name `p-<priority>.b-<bucket>.i-<id>-<seq>`: put order. */
 function order(name: string): [number, number, number] {
-  const [p, b, i] = name.split('.');
+  const [, b, i] = name.split('.');
   return [priorityOfKey(name) ?? PRIORITY_RANGE.max + 1, parseBucket(b ?? '') ?? 0, itemSeq(i ?? '') ?? 0];
 }
 

@@ -5,7 +5,7 @@
  */
 import { checkInt, checkSignal, checkTimeout, describe } from '../client/validate.js';
 import { InvalidArgumentError } from '../errors.js';
-import { checkBackoff, type Backoff } from './backoff.js';
+import { resolveBackoff, type Backoff } from '../client/retry.js';
 import { PRIORITY_RANGE } from './layout.js';
 
 /** Options of a {@link DistributedQueue}. */
@@ -119,8 +119,8 @@ export function consumeConfig(options: unknown): ConsumeConfig {
     signal: checkSignal(o.signal),
     onError: o.onError,
     maxDeliveries: o.maxDeliveries === undefined ? undefined : checkInt(o.maxDeliveries, 'maxDeliveries', 1, 1_000_000),
-    redelivery: checkBackoff(o.redeliveryBackoff, 'redeliveryBackoff', DEFAULT_REDELIVERY_BACKOFF),
-    errorBackoff: checkBackoff(o.errorBackoff, 'errorBackoff', DEFAULT_ERROR_BACKOFF),
+    redelivery: resolveBackoff(o.redeliveryBackoff, 'redeliveryBackoff', DEFAULT_REDELIVERY_BACKOFF),
+    errorBackoff: resolveBackoff(o.errorBackoff, 'errorBackoff', DEFAULT_ERROR_BACKOFF),
   };
 }
 

@@ -14,11 +14,13 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
+import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import type { Op } from '../client/types.js';
 import { BadVersionError, ConnectionLossError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
-import { delay, raceAbort } from '../util/abort.js';
-import { backoffMs, LOSS_BACKOFF, seeThrough, untilAnswered } from './backoff.js';
+import { delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
+import { graceFor } from '../driver/grace.js';
+import { LOSS_BACKOFF, untilAnswered } from './backoff.js';
 import { BUCKET_CAPACITY, bucketName, itemSeq, OPEN_BUCKET_VERSION, parseBucket, priorityDir, SEALED } from './layout.js';
 import { RecordPool, type PutRecord } from './records.js';
 
@@ -64,7 +66,7 @@ export class Producer {
       for (let attempt = 0; ; attempt++) {
         signal.throwIfAborted();
         if (record === undefined || record.sessionSignal.aborted) record = await replace();
-        if (attempt > 0) await delay(backoffMs(LOSS_BACKOFF, attempt - 1), signal); // never resend at once
+        if (attempt > 0) await delay(backoffDelay(LOSS_BACKOFF, attempt - 1), signal); // never resend at once
         const bucket = await this.tail(pdir, signal);
         const dir = `${this.items}/${pdir}/${bucketName(bucket)}`;
         const used: PutRecord = record;
@@ -76,7 +78,7 @@ export class Producer {
         ];
         let paths: string[];
         try {
-          const results = await seeThrough(this.session, this.session.multi(ops), signal);
+          const results = await raceAbortAfterSent(this.session.multi(ops), signal, () => graceFor(this.session));
           const bumped = results[1];
           if (bumped?.type === 'setData') used.version = bumped.stat.version;
           paths = results.slice(LEADING_OPS + extra.length).map((r) => (r.type === 'create' ? r.path : ''));

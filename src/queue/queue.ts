@@ -5,12 +5,14 @@
  * @module
  */
 import { hostname } from 'node:os';
+import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import type { NodeData } from '../client/types.js';
 import { describe, toBuffer, validatePath } from '../client/validate.js';
 import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NoNodeError, OperationTimeoutError } from '../errors.js';
-import { delay, raceAbort } from '../util/abort.js';
-import { backoffMs, LOSS_BACKOFF, seeThrough } from './backoff.js';
+import { delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
+import { graceFor } from '../driver/grace.js';
+import { LOSS_BACKOFF } from './backoff.js';
 import { Claims } from './claims.js';
 import { ClaimSource, ConsumeRun } from './consumer.js';
 import { Cursor } from './cursor.js';
@@ -146,13 +148,13 @@ export class DistributedQueue {
         // Not the retrying delete: a NoNode after a lost reply would hand the item to us when
         // another consumer may have taken it. If the reply is lost the item is not returned
         // (at-most-once allows a loss, never a duplicate).
-        await seeThrough(this.session, this.session.multi([{ type: 'delete', path: ref.path, version: stat.version }]), signal);
+        await raceAbortAfterSent(this.session.multi([{ type: 'delete', path: ref.path, version: stat.version }]), signal, () => graceFor(this.session));
         this.cursor.hit();
         return data;
       } catch (err) {
         if (signal.aborted) throw err;
         if (err instanceof ConnectionLossError) {
-          await delay(backoffMs(LOSS_BACKOFF, losses++), signal);
+          await delay(backoffDelay(LOSS_BACKOFF, losses++), signal);
           await this.session.waitConnected({ signal });
           continue;
         }

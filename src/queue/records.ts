@@ -9,10 +9,11 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
-import { backoffMs, LOSS_BACKOFF, untilAnswered } from './backoff.js';
+import { LOSS_BACKOFF, untilAnswered } from './backoff.js';
 
 /** A put record of this producer, and the session it lives in. */
 export interface PutRecord {
@@ -138,7 +139,7 @@ export class RecordPool {
           if (!(err instanceof ConnectionLossError)) return; // e.g. no permission: it goes with the session
         }
         try {
-          await delay(backoffMs(LOSS_BACKOFF, attempt), sessionSignal);
+          await delay(backoffDelay(LOSS_BACKOFF, attempt), sessionSignal);
           await this.session.waitConnected({ signal: sessionSignal });
         } catch {
           return;
