@@ -75,7 +75,7 @@ export async function removeWorkDir(dir: string): Promise<void> {
 }
 
 /**
- * A standalone ZooKeeper server on 127.0.0.1 for tests, run from the Debian jars.
+ * A standalone ZooKeeper server on 127.0.0.1 for tests, run from the jars {@link locateZooKeeper} finds.
  * `await using server = await TestingServer.start()`; connect with `server.connectString`.
  * Start, stop, kill and restart keep the port and data dir; `close()` also removes the temp dir.
  */

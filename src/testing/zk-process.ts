@@ -51,6 +51,16 @@ exit "$rc"
 
 const LOG_LINES = 300;
 
+/** What a server with logback on its classpath (an Apache release's lib/) logs: warnings, to stderr. */
+const LOGBACK_XML = `<configuration>
+  <appender name="STDERR" class="ch.qos.logback.core.ConsoleAppender">
+    <target>System.err</target>
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level %logger{36} - %msg%n</pattern></encoder>
+  </appender>
+  <root level="WARN"><appender-ref ref="STDERR"/></root>
+</configuration>
+`;
+
 /** Error thrown when a ZooKeeper JVM exits or does not serve before its deadline. */
 export class ZooKeeperStartError extends Error {
   /** Stable error code. */
@@ -226,6 +236,13 @@ export abstract class ZooKeeperProcess {
     const { installation, workDir, config, jvmArgs } = this.#init;
     const configFile = join(workDir, 'zoo.cfg');
     await writeFile(configFile, config);
+    // logback without a configuration logs everything at DEBUG: give it ours (warnings, stderr).
+    const logging: string[] = [];
+    if (installation.logging === 'logback') {
+      const logback = join(workDir, 'logback.xml');
+      await writeFile(logback, LOGBACK_XML);
+      logging.push(`-Dlogback.configurationFile=${logback}`);
+    }
     this.#log.length = 0;
     const child = spawn(
       'bash',
@@ -236,6 +253,7 @@ export abstract class ZooKeeperProcess {
         this.#init.cleanupDir,
         installation.java,
         ...TEST_JVM_ARGS,
+        ...logging,
         ...jvmArgs,
         '-cp',
         installation.classpath,
