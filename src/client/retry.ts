@@ -6,7 +6,7 @@
 import { ConnectionLossError } from '../errors.js';
 import { checkInt, checkTimeout } from './validate.js';
 
-/** How idempotent calls are retried on {@link ConnectionLossError}. */
+/** How idempotent calls are retried on {@link ConnectionLossError}. @group Sessions */
 export interface RetryPolicy {
   /** Retries after the first attempt (0 = never retry). Default 8. */
   maxRetries: number;
@@ -18,10 +18,10 @@ export interface RetryPolicy {
   deadlineMs: number;
 }
 
-/** The default {@link RetryPolicy}. */
+/** The default {@link RetryPolicy}. @group Sessions */
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = { maxRetries: 8, baseDelayMs: 50, maxDelayMs: 2000, deadlineMs: 30_000 };
 
-/** Fills and validates a partial policy. */
+/** Fills and validates a partial policy. @group Sessions */
 export function resolveRetryPolicy(p: Partial<RetryPolicy> | undefined): RetryPolicy {
   const d = DEFAULT_RETRY;
   return {
@@ -35,6 +35,7 @@ export function resolveRetryPolicy(p: Partial<RetryPolicy> | undefined): RetryPo
 /**
  * The delay before retry number `attempt` (0-based): "full jitter" between half and all of
  * `min(maxDelayMs, baseDelayMs * 2^attempt)`, so retrying clients do not move in lockstep.
+ * @group Sessions
  */
 export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
@@ -45,6 +46,7 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, random: () =>
  * Runs `fn`, retrying within the policy's bounds while `retryable` says an error is worth
  * another attempt (by default: {@link ConnectionLossError}). `fn` gets the attempt number (0 for
  * the first). Other errors, and the last retryable one, are thrown.
+ * @group Sessions
  */
 export async function withRetry<T>(
   policy: RetryPolicy,

@@ -18,13 +18,13 @@ import { Cursor, type ItemRef } from './cursor.js';
 import { claimName, PRIORITY_RANGE } from './layout.js';
 import { Producer } from './producer.js';
 
-/** Options of a {@link DistributedQueue}. */
+/** Options of a {@link DistributedQueue}. @group Recipes */
 export interface QueueOptions {
   /** Shown as the data of this consumer's nodes. Default `hostname:pid`. */
   participantId?: string;
 }
 
-/** Options of `put` / `putAll`. */
+/** Options of `put` / `putAll`. @group Recipes */
 export interface PutOptions {
   /** 0 to 999, lower is served first; FIFO within a priority. Default 500. */
   priority?: number;
@@ -37,7 +37,7 @@ export interface PutOptions {
   signal?: AbortSignal;
 }
 
-/** Options of `take`. */
+/** Options of `take`. @group Recipes */
 export interface TakeOptions {
   /** Give up after this many ms with `OperationTimeoutError`. Default: wait without limit. */
   timeoutMs?: number;
@@ -45,7 +45,7 @@ export interface TakeOptions {
   signal?: AbortSignal;
 }
 
-/** What an at-least-once handler is given besides the item's data. */
+/** What an at-least-once handler is given besides the item's data. @group Recipes */
 export interface Delivery {
   /** How many times this item was delivered before (0 the first time). */
   redeliveries: number;
@@ -55,7 +55,7 @@ export interface Delivery {
   signal: AbortSignal;
 }
 
-/** Options of `consume`. */
+/** Options of `consume`. @group Recipes */
 export interface ConsumeOptions {
   /** Items handled at once by this consumer. Default 1. */
   concurrency?: number;
@@ -86,6 +86,24 @@ const ITEM_PATH_OVERHEAD = 120;
  *   items are taken roughly in order and each exactly once (at-most-once) or at least once.
  * - **No herd**: consumers with nothing to do line up (a mutex under `consumers/`); only the
  *   one at the head watches for new items, so a put wakes one consumer, not all.
+ *
+ * Events: none; a consumer's handler gets each item with a {@link Delivery} whose `signal`
+ * aborts when its claim is lost, and `consume`'s `onError` hears about failed handlers.
+ *
+ * Guide: [Distributed queue](../../docs/recipes/queue.md), with a whole service instance as example.
+ *
+ * @example
+ * ```ts
+ * import { DistributedQueue } from 'zk-recipes';
+ *
+ * const queue = new DistributedQueue(session, '/queues/emails');
+ * await queue.put(JSON.stringify({ to: 'a@example.com' }));
+ * await queue.consume(
+ *   async (data, delivery) => console.log('send', data.toString(), 'delivery', delivery.redeliveries + 1),
+ *   { signal: shutdown }, // until shutdown; a handler that throws gets its item again
+ * );
+ * ```
+ * @group Recipes
  */
 export class DistributedQueue {
   /** The queue's root path. */

@@ -6,7 +6,7 @@
 import { ZkSession } from '../client/session.js';
 import type { ChaosProxy } from './proxy.js';
 
-/** Options of {@link expireSession}. */
+/** Options of {@link expireSession}. @group Testing */
 export interface ExpireSessionOptions {
   /**
    * Where the second client connects to join the session: a server the victim is *not* routed
@@ -26,6 +26,7 @@ export interface ExpireSessionOptions {
  *
  * A plain join-and-close without cutting the victim off is racy: the victim reconnects at once
  * and takes the session back before the close arrives.
+ * @group Testing
  */
 export async function expireSession(victim: ZkSession, proxy: ChaosProxy, options: ExpireSessionOptions = {}): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 20_000;

@@ -1,13 +1,13 @@
 import { connect } from 'node:net';
 import { WaitTimeoutError } from './wait.js';
 
-/** Options of the four-letter-word helpers. */
+/** Options of the four-letter-word helpers. @group Testing */
 export interface FourLetterWordOptions {
   /** Deadline for connect, send and the whole reply, in milliseconds (default 5000). */
   timeoutMs?: number;
 }
 
-/** The text a server sends to most words while it is not serving (electing, starting). */
+/** The text a server sends to most words while it is not serving (electing, starting). @group Testing */
 export const NOT_SERVING = 'This ZooKeeper instance is not currently serving requests';
 
 /**
@@ -16,6 +16,7 @@ export const NOT_SERVING = 'This ZooKeeper instance is not currently serving req
  * The server must allow the word (`4lw.commands.whitelist=*`, as the test servers do).
  * @throws WaitTimeoutError when no complete reply arrives within `timeoutMs`;
  *   socket errors (e.g. ECONNREFUSED) as they come.
+ * @group Testing
  */
 export function fourLetterWord(
   host: string,
@@ -45,7 +46,7 @@ export function fourLetterWord(
   });
 }
 
-/** Asks `ruok`: true when the server answers `imok`, false when it does not or cannot be reached. */
+/** Asks `ruok`: true when the server answers `imok`, false when it does not or cannot be reached. @group Testing */
 export async function ruok(host: string, port: number, options?: FourLetterWordOptions): Promise<boolean> {
   try {
     return (await fourLetterWord(host, port, 'ruok', options)) === 'imok';
@@ -54,10 +55,10 @@ export async function ruok(host: string, port: number, options?: FourLetterWordO
   }
 }
 
-/** Values of `mntr`: numbers where the value is numeric, strings otherwise. */
+/** Values of `mntr`: numbers where the value is numeric, strings otherwise. @group Testing */
 export type MntrStats = Record<string, string | number>;
 
-/** Parses the tab-separated `mntr` reply; numeric values become numbers. */
+/** Parses the tab-separated `mntr` reply; numeric values become numbers. @group Testing */
 export function parseMntr(text: string): MntrStats {
   const stats: MntrStats = {};
   for (const line of text.split('\n')) {
@@ -69,15 +70,15 @@ export function parseMntr(text: string): MntrStats {
   return stats;
 }
 
-/** Asks `mntr` and parses it (`zk_server_state`, `zk_znode_count`, `zk_watch_count`, ...). */
+/** Asks `mntr` and parses it (`zk_server_state`, `zk_znode_count`, `zk_watch_count`, ...). @group Testing */
 export async function mntr(host: string, port: number, options?: FourLetterWordOptions): Promise<MntrStats> {
   return parseMntr(await fourLetterWord(host, port, 'mntr', options));
 }
 
-/** The role a serving ZooKeeper server reports in `srvr`. */
+/** The role a serving ZooKeeper server reports in `srvr`. @group Testing */
 export type ZooKeeperMode = 'leader' | 'follower' | 'observer' | 'standalone' | 'read-only';
 
-/** The parsed reply to `srvr`. */
+/** The parsed reply to `srvr`. @group Testing */
 export interface ServerStatus {
   /** Role of the server. */
   readonly mode: ZooKeeperMode;
@@ -91,7 +92,7 @@ export interface ServerStatus {
   readonly fields: Readonly<Record<string, string>>;
 }
 
-/** Parses a `srvr` reply; undefined when the server is not serving (no `Mode:` line). */
+/** Parses a `srvr` reply; undefined when the server is not serving (no `Mode:` line). @group Testing */
 export function parseSrvr(text: string): ServerStatus | undefined {
   const fields: Record<string, string> = {};
   for (const line of text.split('\n')) {
@@ -112,6 +113,7 @@ export function parseSrvr(text: string): ServerStatus | undefined {
 /**
  * Asks `srvr`. Resolves to undefined when the server answers but does not serve
  * (starting, or electing a leader); rejects when it cannot be reached.
+ * @group Testing
  */
 export async function srvr(
   host: string,
@@ -124,6 +126,7 @@ export async function srvr(
 /**
  * Parses `wchc` (session id to paths) or `wchp` (path to session ids) into a Map:
  * unindented lines are keys, tab-indented lines below them are values.
+ * @group Testing
  */
 export function parseWatches(text: string): Map<string, string[]> {
   const watches = new Map<string, string[]>();
@@ -140,7 +143,7 @@ export function parseWatches(text: string): Map<string, string[]> {
   return watches;
 }
 
-/** Asks `wchc`: watched paths by session id (`0x...`). */
+/** Asks `wchc`: watched paths by session id (`0x...`). @group Testing */
 export async function watchesBySession(
   host: string,
   port: number,
@@ -149,7 +152,7 @@ export async function watchesBySession(
   return parseWatches(await fourLetterWord(host, port, 'wchc', options));
 }
 
-/** Asks `wchp`: watching session ids (`0x...`) by path. */
+/** Asks `wchp`: watching session ids (`0x...`) by path. @group Testing */
 export async function watchesByPath(
   host: string,
   port: number,
@@ -158,7 +161,7 @@ export async function watchesByPath(
   return parseWatches(await fourLetterWord(host, port, 'wchp', options));
 }
 
-/** One client connection as listed by `cons`. */
+/** One client connection as listed by `cons`. @group Testing */
 export interface ConnectionInfo {
   /** Client address as the server sees it. */
   readonly remoteAddress: string;
@@ -172,7 +175,7 @@ export interface ConnectionInfo {
   readonly stats: Readonly<Record<string, string>>;
 }
 
-/** Parses a `cons` reply, one {@link ConnectionInfo} per line. */
+/** Parses a `cons` reply, one {@link ConnectionInfo} per line. @group Testing */
 export function parseCons(text: string): ConnectionInfo[] {
   const connections: ConnectionInfo[] = [];
   for (const line of text.split('\n')) {
@@ -195,7 +198,7 @@ export function parseCons(text: string): ConnectionInfo[] {
   return connections;
 }
 
-/** Asks `cons`: the server's client connections (the asking one included). */
+/** Asks `cons`: the server's client connections (the asking one included). @group Testing */
 export async function cons(
   host: string,
   port: number,

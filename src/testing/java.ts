@@ -1,7 +1,7 @@
 import { accessSync, constants, readdirSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
-/** Where the Debian `zookeeper` package puts its jars. */
+/** Where the Debian `zookeeper` package puts its jars. @group Testing */
 export const DEFAULT_ZK_JARS_DIR = '/usr/share/java';
 
 /**
@@ -10,24 +10,27 @@ export const DEFAULT_ZK_JARS_DIR = '/usr/share/java';
  * (`zookeeper-3.8.4.jar`, `slf4j-api-1.7.36.jar`, ...). An slf4j binding is optional and taken
  * when present: slf4j-simple (the server's warnings reach its log tail), slf4j-nop, or logback
  * (classic and core), in that order.
+ * @group Testing
  */
 export const REQUIRED_ZK_JARS: readonly string[] = ['zookeeper.jar', 'zookeeper-jute.jar', 'slf4j-api.jar'];
 
 /**
  * Where Homebrew installs ZooKeeper (`brew install zookeeper`): an Apache tarball's layout,
  * looked at when neither `ZK_JARS_DIR` nor `ZOOKEEPER_HOME` is set and the Debian jars are absent.
+ * @group Testing
  */
 export const HOMEBREW_ZOOKEEPER_HOMES: readonly string[] = ['/opt/homebrew/opt/zookeeper/libexec', '/usr/local/opt/zookeeper/libexec'];
 
-/** Where Homebrew's (keg-only) JDK lives; looked at on macOS before `java` on `PATH`. */
+/** Where Homebrew's (keg-only) JDK lives; looked at on macOS before `java` on `PATH`. @group Testing */
 export const HOMEBREW_JAVA: readonly string[] = ['/opt/homebrew/opt/openjdk/bin/java', '/usr/local/opt/openjdk/bin/java'];
 
-/** The command that installs what {@link locateZooKeeper} looks for, on Debian. */
+/** The command that installs what {@link locateZooKeeper} looks for, on Debian. @group Testing */
 export const ZOOKEEPER_INSTALL_COMMAND = 'apt-get update && apt-get install -y zookeeper';
 
 /**
  * Error thrown when java or the ZooKeeper jars cannot be found.
  * Its message names what is missing and how to install it (Debian, macOS, an Apache tarball).
+ * @group Testing
  */
 export class ZooKeeperNotInstalledError extends Error {
   /** Stable error code. */
@@ -52,10 +55,10 @@ export class ZooKeeperNotInstalledError extends Error {
   }
 }
 
-/** Which slf4j binding a ZooKeeper classpath carries. */
+/** Which slf4j binding a ZooKeeper classpath carries. @group Testing */
 export type ZooKeeperLogging = 'slf4j-simple' | 'logback' | 'slf4j-nop' | 'none';
 
-/** A Java runtime and the classpath that runs a ZooKeeper server. */
+/** A Java runtime and the classpath that runs a ZooKeeper server. @group Testing */
 export interface ZooKeeperInstallation {
   /** Absolute path of the java executable. */
   readonly java: string;
@@ -234,6 +237,7 @@ export function locateZooKeeperIn(env: NodeJS.ProcessEnv, places: ZooKeeperPlace
  *
  * java: `JAVA`, `JAVA_HOME/bin/java`, on macOS Homebrew's `openjdk`, then `java` on `PATH`.
  * @throws ZooKeeperNotInstalledError when something is missing.
+ * @group Testing
  */
 export function locateZooKeeper(env: NodeJS.ProcessEnv = process.env): ZooKeeperInstallation {
   return locateZooKeeperIn(env, defaultPlaces());

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 
-/** Error thrown by {@link waitFor} and {@link withTimeout} when the deadline passes. */
+/** Error thrown by {@link waitFor} and {@link withTimeout} when the deadline passes. @group Testing */
 export class WaitTimeoutError extends Error {
   /** Stable error code. */
   readonly code = 'WAIT_TIMEOUT';
@@ -12,7 +12,7 @@ export class WaitTimeoutError extends Error {
   }
 }
 
-/** Options of {@link waitFor}. */
+/** Options of {@link waitFor}. @group Testing */
 export interface WaitForOptions {
   /** Deadline in milliseconds (default 10000). */
   timeoutMs?: number;
@@ -28,6 +28,7 @@ export interface WaitForOptions {
  * Polls `predicate` until it returns a truthy value, and resolves to that value.
  * A predicate that throws counts as "not yet"; its last error becomes the timeout's cause.
  * @throws WaitTimeoutError when `timeoutMs` passes first.
+ * @group Testing
  */
 export async function waitFor<T>(
   predicate: () => T | Promise<T>,
@@ -65,6 +66,7 @@ export async function waitFor<T>(
 /**
  * Resolves like `promise`, or rejects with {@link WaitTimeoutError} after `timeoutMs`.
  * The timer is cleared once the promise settles.
+ * @group Testing
  */
 export async function withTimeout<T>(
   promise: Promise<T>,

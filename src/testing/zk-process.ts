@@ -10,7 +10,7 @@ import type { ZooKeeperInstallation } from './java.js';
 import { LOOPBACK } from './ports.js';
 import { WaitTimeoutError } from './wait.js';
 
-/** JVM flags of every test server: small heap, quick start, findable with `pgrep -f zkrecipes.testing`. */
+/** JVM flags of every test server: small heap, quick start, findable with `pgrep -f zkrecipes.testing`. @group Testing */
 export const TEST_JVM_ARGS: readonly string[] = [
   '-Xmx128m',
   '-XX:+UseSerialGC',
@@ -61,7 +61,7 @@ const LOGBACK_XML = `<configuration>
 </configuration>
 `;
 
-/** Error thrown when a ZooKeeper JVM exits or does not serve before its deadline. */
+/** Error thrown when a ZooKeeper JVM exits or does not serve before its deadline. @group Testing */
 export class ZooKeeperStartError extends Error {
   /** Stable error code. */
   readonly code = 'ZOOKEEPER_START_FAILED';
@@ -99,7 +99,7 @@ export interface ZooKeeperProcessInit {
   readonly jvmArgs: readonly string[];
 }
 
-/** Options of {@link ZooKeeperProcess.restart}. */
+/** Options of {@link ZooKeeperProcess.restart}. @group Testing */
 export interface RestartOptions {
   /** Deadline for the JVM to come up, in milliseconds (default: the start timeout). */
   timeoutMs?: number;
@@ -114,6 +114,7 @@ export interface RestartOptions {
  * One ZooKeeper JVM on 127.0.0.1: the common base of {@link TestingServer} and
  * {@link ClusterMember}. It starts, stops, kills and restarts the JVM on the same port and
  * data dir, and asks it four-letter words.
+ * @group Testing
  */
 export abstract class ZooKeeperProcess {
   /** Address the server listens on: always 127.0.0.1. */
