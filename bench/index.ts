@@ -1,6 +1,9 @@
-// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N]
+// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N]   (ZK_CONNECT works as --connect)
 // One JSON object per line per workload on stdout (nothing else there); progress on stderr.
-// Without --connect it starts a local standalone ZooKeeper (default fsync) and stops it after.
+// Without --connect it starts a local standalone ZooKeeper (default fsync) and stops it after;
+// only then is Java looked for (and, as root on Debian, installed).
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TestingServer } from '../src/testing/index.js';
 import { BenchContext } from './context.js';
@@ -42,8 +45,14 @@ if (!Number.isInteger(runs) || runs < 1) {
 }
 
 let server: TestingServer | undefined;
-let connectString = values.connect;
+let connectString = values.connect ?? process.env.ZK_CONNECT;
 if (!connectString) {
+  // From build/bench/index.js up to the repository's scripts/.
+  const ensure = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/ensure-zookeeper.mjs', import.meta.url)), '--server'], { stdio: ['ignore', 2, 2] });
+  if (ensure.status !== 0) {
+    console.error('bench: no local ZooKeeper can be started here; run against a server: npm run bench -- --connect HOST:PORT');
+    process.exit(1);
+  }
   console.error('starting a local ZooKeeper (standalone, default fsync)...');
   // A larger heap than the test servers': ZooKeeper keeps every znode in memory (queue_200k).
   server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });

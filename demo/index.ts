@@ -2,7 +2,9 @@
 // Starts a local ZooKeeper (unless --connect or ZK_CONNECT names one), runs four worker
 // processes through a scene of each recipe, prints what happens as a timeline, then stops
 // everything it started. Ctrl-C at any point leaves nothing running.
-import { fork, type ChildProcess } from 'node:child_process';
+// Java is looked for (and, as root on Debian, installed) only to start that local server:
+// with --connect or ZK_CONNECT nothing Java is needed or touched.
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -48,6 +50,17 @@ function waitFor(worker: Worker, kind: Report['kind']): Promise<void> {
   });
 }
 
+// What a local server needs (java and the ZooKeeper jars): installed as root on Debian, else
+// explained. From build/demo/index.js up to the repository's scripts/.
+function ensureZooKeeper(): void {
+  const script = fileURLToPath(new URL('../../scripts/ensure-zookeeper.mjs', import.meta.url));
+  const r = spawnSync(process.execPath, [script, '--server'], { stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error('demo: no local ZooKeeper can be started here; or run it against a server you have: npm run demo -- --connect HOST:PORT');
+    process.exit(1);
+  }
+}
+
 async function scene(title: string, explain: string, command: (w: Worker) => Command): Promise<void> {
   console.log(`\n${color(36, `== ${title} ==`)} ${explain}`);
   const alive = workers.filter((w) => w.alive);
@@ -59,7 +72,8 @@ async function scene(title: string, explain: string, command: (w: Worker) => Com
 try {
   let connectString = values.connect ?? process.env.ZK_CONNECT;
   if (!connectString) {
-    note('starting a local ZooKeeper server (from the Debian jars)...');
+    ensureZooKeeper();
+    note('starting a local ZooKeeper server (no --connect given)...');
     server = await TestingServer.start();
     connectString = server.connectString;
   }
@@ -118,7 +132,7 @@ try {
   }));
 
   console.log('');
-  note('stopping the workers and ZooKeeper');
+  note(server ? 'stopping the workers and ZooKeeper' : 'stopping the workers');
   await Promise.all(
     workers
       .filter((w) => w.alive)
@@ -130,6 +144,13 @@ try {
   );
   await server?.close();
   note('done: nothing left running');
+  console.log(`
+What next:
+  - the recipe you need, and its guarantees: README.md ("Which recipe?") and docs/recipes/
+  - examples you can run: npm run build:test && node build/examples/mutex.js HOST:PORT
+  - sessions, connection states and fencing tokens: docs/sessions.md
+  - testing your own code against real ZooKeeper: docs/testing.md (zk-recipes/testing)
+  - this demo against your own server: npm run demo -- --connect HOST:PORT`);
 } catch (err) {
   console.error('demo failed:', err);
   await shutdown(1);

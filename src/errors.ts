@@ -5,7 +5,7 @@
  * @module
  */
 
-/** Stable codes of the errors raised by zk-recipes itself (not by the ZooKeeper server). */
+/** Stable codes of the errors raised by zk-recipes itself (not by the ZooKeeper server). @group Errors */
 export type LocalErrorCode =
   | 'INVALID_ARGUMENT'
   | 'CLOSED'
@@ -18,7 +18,7 @@ export type LocalErrorCode =
   | 'QUEUE_LAYOUT'
   | 'LAYOUT_MISMATCH';
 
-/** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. */
+/** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. @group Errors */
 export type ServerErrorCode =
   | 'SYSTEM_ERROR'
   | 'RUNTIME_INCONSISTENCY'
@@ -52,10 +52,10 @@ export type ServerErrorCode =
   | 'THROTTLED_OP'
   | 'UNKNOWN_SERVER_ERROR';
 
-/** Every `code` a {@link ZkRecipesError} can carry. */
+/** Every `code` a {@link ZkRecipesError} can carry. @group Errors */
 export type ErrorCode = LocalErrorCode | ServerErrorCode;
 
-/** Options accepted by every zk-recipes error constructor. */
+/** Options accepted by every zk-recipes error constructor. @group Errors */
 export interface ZkErrorOptions {
   /** The error that caused this one, if any. */
   cause?: unknown;
@@ -66,6 +66,7 @@ export interface ZkErrorOptions {
 /**
  * Base class of every error zk-recipes raises. `code` is stable across versions: match on it,
  * not on the message.
+ * @group Errors
  */
 export class ZkRecipesError extends Error {
   /** Stable, machine-readable error code. */
@@ -82,7 +83,7 @@ export class ZkRecipesError extends Error {
   }
 }
 
-/** A caller passed something invalid: a bad path, option, size or value. Nothing was sent. */
+/** A caller passed something invalid: a bad path, option, size or value. Nothing was sent. @group Errors */
 export class InvalidArgumentError extends ZkRecipesError {
   /** Creates the error; the message names the argument and what is allowed. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -90,7 +91,7 @@ export class InvalidArgumentError extends ZkRecipesError {
   }
 }
 
-/** The session or recipe was used after `close()`. */
+/** The session or recipe was used after `close()`. @group Errors */
 export class ClosedError extends ZkRecipesError {
   /** Creates the error; the message names what was closed. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -98,7 +99,7 @@ export class ClosedError extends ZkRecipesError {
   }
 }
 
-/** The object is in a state where the call makes no sense (e.g. `start()` twice). */
+/** The object is in a state where the call makes no sense (e.g. `start()` twice). @group Errors */
 export class IllegalStateError extends ZkRecipesError {
   /** Creates the error; the message says what state forbids the call. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -106,7 +107,7 @@ export class IllegalStateError extends ZkRecipesError {
   }
 }
 
-/** A wait that is not a lock acquisition (connecting, a queue take) ran out of its `timeoutMs`. */
+/** A wait that is not a lock acquisition (connecting, a queue take) ran out of its `timeoutMs`. @group Errors */
 export class OperationTimeoutError extends ZkRecipesError {
   /** Creates the error; the message says what was waited for and how long. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -114,7 +115,7 @@ export class OperationTimeoutError extends ZkRecipesError {
   }
 }
 
-/** A lock acquisition or leadership wait ran out of its `timeoutMs`. */
+/** A lock acquisition or leadership wait ran out of its `timeoutMs`. @group Errors */
 export class LockTimeoutError extends ZkRecipesError {
   /** Creates the error; the message names the path and the timeout. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -125,6 +126,7 @@ export class LockTimeoutError extends ZkRecipesError {
 /**
  * A held lock, lease or leadership was lost: the session expired (or may have), our node was
  * deleted, or the session changed. Raised as the reason of a handle's `signal`.
+ * @group Errors
  */
 export class LockLostError extends ZkRecipesError {
   /** Creates the error; the message says why the lock is no longer held. */
@@ -133,7 +135,7 @@ export class LockLostError extends ZkRecipesError {
   }
 }
 
-/** A release or lock-bound operation was attempted on a lock that is not (or no longer) held. */
+/** A release or lock-bound operation was attempted on a lock that is not (or no longer) held. @group Errors */
 export class NotHeldError extends ZkRecipesError {
   /** Creates the error; the message names the lock. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -141,7 +143,7 @@ export class NotHeldError extends ZkRecipesError {
   }
 }
 
-/** A queue's znodes are not laid out as expected (e.g. a bucket too large to list safely). */
+/** A queue's znodes are not laid out as expected (e.g. a bucket too large to list safely). @group Errors */
 export class QueueLayoutError extends ZkRecipesError {
   /** Creates the error; the message names the node and the problem. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -149,7 +151,7 @@ export class QueueLayoutError extends ZkRecipesError {
   }
 }
 
-/** Participants of one semaphore path disagree about `maxLeases`. */
+/** Participants of one semaphore path disagree about `maxLeases`. @group Errors */
 export class LeaseMismatchError extends ZkRecipesError {
   /** Creates the error; the message gives both values. */
   constructor(message: string, options?: ZkErrorOptions) {
@@ -164,6 +166,7 @@ export class LeaseMismatchError extends ZkRecipesError {
  * other way round. Sharing it would silently break the limit, so the acquisition is refused and
  * nothing of it is left behind. Use the layout the path's other participants use, or another
  * path.
+ * @group Errors
  */
 export class LayoutMismatchError extends ZkRecipesError {
   /** Creates the error; the message names the path, what was found there and what to do. */
@@ -172,7 +175,7 @@ export class LayoutMismatchError extends ZkRecipesError {
   }
 }
 
-/** Options of a {@link ZooKeeperError}. */
+/** Options of a {@link ZooKeeperError}. @group Errors */
 export interface ZooKeeperErrorOptions extends ZkErrorOptions {
   /** The numeric ZooKeeper error code (e.g. -101 for NoNode). */
   zkCode: number;
@@ -185,6 +188,7 @@ export interface ZooKeeperErrorOptions extends ZkErrorOptions {
 /**
  * An error reported by ZooKeeper (a reply code) or by the connection to it. Subclasses exist for
  * the codes recipes and callers commonly branch on.
+ * @group Errors
  */
 export class ZooKeeperError extends ZkRecipesError {
   /** The numeric ZooKeeper error code (e.g. -101 for NoNode). */
@@ -203,18 +207,18 @@ export class ZooKeeperError extends ZkRecipesError {
   }
 }
 
-/** The node does not exist (ZooKeeper `NONODE`, -101). */
+/** The node does not exist (ZooKeeper `NONODE`, -101). @group Errors */
 export class NoNodeError extends ZooKeeperError {}
-/** The node already exists (ZooKeeper `NODEEXISTS`, -110). */
+/** The node already exists (ZooKeeper `NODEEXISTS`, -110). @group Errors */
 export class NodeExistsError extends ZooKeeperError {}
-/** The expected version did not match (ZooKeeper `BADVERSION`, -103). */
+/** The expected version did not match (ZooKeeper `BADVERSION`, -103). @group Errors */
 export class BadVersionError extends ZooKeeperError {}
-/** The node has children and cannot be deleted (ZooKeeper `NOTEMPTY`, -111). */
+/** The node has children and cannot be deleted (ZooKeeper `NOTEMPTY`, -111). @group Errors */
 export class NotEmptyError extends ZooKeeperError {}
-/** The session lacks permission under the node's ACL (ZooKeeper `NOAUTH`, -102). */
+/** The session lacks permission under the node's ACL (ZooKeeper `NOAUTH`, -102). @group Errors */
 export class NoAuthError extends ZooKeeperError {}
 
-/** Options of a {@link ConnectionLossError}. */
+/** Options of a {@link ConnectionLossError}. @group Errors */
 export interface ConnectionLossErrorOptions extends ZooKeeperErrorOptions {
   /** False when the request never left this process (see {@link ConnectionLossError.sent}). Default true. */
   sent?: boolean;
@@ -225,6 +229,7 @@ export interface ConnectionLossErrorOptions extends ZooKeeperErrorOptions {
  * operation may or may not have been applied; the session may still be alive. Also raised, with
  * `sent: false`, for a request that could not be sent because no connection came up within the
  * session's connect timeout (as Curator does): that one was certainly not applied.
+ * @group Errors
  */
 export class ConnectionLossError extends ZooKeeperError {
   /** Whether the request was sent (and so may have been applied). */
@@ -241,5 +246,6 @@ export class ConnectionLossError extends ZooKeeperError {
  * The session is gone (ZooKeeper `SESSIONEXPIRED`, -112), or was declared lost locally after
  * being disconnected for the whole session timeout. Its ephemeral nodes are (or soon will be)
  * deleted by the server.
+ * @group Errors
  */
 export class SessionExpiredError extends ZooKeeperError {}

@@ -3,14 +3,69 @@
  * leader election, queue) over one session layer. Node layout is compatible with Apache
  * Curator, so Java and Node services can share lock paths.
  *
+ * Guides: [sessions](../docs/sessions.md),
+ * [mutex](../docs/recipes/mutex.md), [semaphore](../docs/recipes/semaphore.md),
+ * [read-write lock](../docs/recipes/rwlock.md), [leader election](../docs/recipes/leader.md),
+ * [queue](../docs/recipes/queue.md), [testing](../docs/testing.md).
+ *
  * Test utilities (real ZooKeeper servers, ensembles, a fault-injecting proxy, forced session
  * expiry) live in the `zk-recipes/testing` export.
  *
+ * Only the public API is exported here. The helpers recipes share (predicates, node-name
+ * parsing, path joins, the lock recipe base class) are internal: import them from their
+ * `src/` modules inside this repository, never from the package.
+ *
  * @packageDocumentation
+ * @module zk-recipes
  */
 export * from './errors.js';
-export * from './client/index.js';
-export * from './driver/index.js';
+
+// Sessions: the one object that talks to ZooKeeper.
+export { ZkSession } from './client/session.js';
+export type {
+  CallOptions,
+  CreateCallOptions,
+  SessionCounters,
+  SessionCredentials,
+  SessionEvents,
+  SessionInfo,
+  SessionOptions,
+  WaitOptions,
+  WatchOptions,
+} from './client/session.js';
+export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
+export { Acls, Perms } from './client/types.js';
+export type {
+  Acl,
+  AuthInfo,
+  CheckOp,
+  CheckResult,
+  ChildrenResult,
+  ConnectionState,
+  CreatedNode,
+  CreateMode,
+  CreateOp,
+  CreateOptions,
+  CreateResult,
+  DataResult,
+  DeleteOp,
+  DeleteResult,
+  NodeData,
+  Op,
+  OpResult,
+  SetDataOp,
+  SetDataResult,
+  Stat,
+  Watched,
+  WatchEvent,
+  WatchEventType,
+} from './client/types.js';
+
+// What every lock-like recipe shares: the handle, options, events and participants.
+export { LockHandle } from './driver/handle.js';
+export type { AcquireOptions, LockEvents, LockOptions, LossPolicy, Participant } from './driver/lock-recipe.js';
+
+// Recipes.
 export * from './mutex/index.js';
 export * from './semaphore/index.js';
 export * from './rwlock/index.js';

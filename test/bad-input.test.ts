@@ -7,34 +7,29 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
-  backoffDelay,
   ClosedError,
   ConnectionLossError,
   DistributedQueue,
   InvalidArgumentError,
-  joinPath,
   LeaderLatch,
   LeaderSelector,
   LockTimeoutError,
   Mutex,
   NotHeldError,
   OperationTimeoutError,
-  parentOf,
-  parseNode,
-  protectedPrefix,
-  compareSeq,
-  readPredicate,
   ReadWriteLock,
   Semaphore,
-  sortChildren,
-  validatePath,
-  windowPredicate,
   ZkRecipesError,
   ZkSession,
   type AcquireOptions,
   type LockHandle,
   type SessionCounters,
 } from '../src/index.js';
+// Internal helpers (not exported from the package root), still checked for bad input.
+import { backoffDelay } from '../src/client/retry.js';
+import { joinPath, parentOf, validatePath } from '../src/client/validate.js';
+import { compareSeq, parseNode, protectedPrefix, sortChildren } from '../src/driver/names.js';
+import { readPredicate, windowPredicate } from '../src/driver/predicates.js';
 import {
   ChaosProxy,
   cons,

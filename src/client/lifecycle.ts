@@ -28,7 +28,7 @@ function lossDeadline(gen: Generation): number {
   return gen.lastHeard + gen.timeoutMs * LOSS_FRACTION;
 }
 
-/** Options of a {@link ZkSession}. */
+/** Options of a {@link ZkSession}. @group Sessions */
 export interface SessionOptions {
   /** Requested session timeout, ms; the server clamps it to [2, 20] x its tickTime. Default 10000. */
   sessionTimeoutMs?: number;
@@ -59,7 +59,7 @@ export interface SessionOptions {
   join?: SessionCredentials;
 }
 
-/** A session's id and password: enough to join it from another client. */
+/** A session's id and password: enough to join it from another client. @group Sessions */
 export interface SessionCredentials {
   /** The 8-byte session id. */
   sessionId: Buffer;
@@ -67,7 +67,7 @@ export interface SessionCredentials {
   password: Buffer;
 }
 
-/** Information about an established session. */
+/** Information about an established session. @group Sessions */
 export interface SessionInfo {
   /** Server-assigned session id. */
   sessionId: bigint;
@@ -77,7 +77,7 @@ export interface SessionInfo {
   timeoutMs: number;
 }
 
-/** Typed events of a {@link ZkSession}. */
+/** Typed events of a {@link ZkSession}. @group Sessions */
 export interface SessionEvents {
   /** The connection state changed. */
   state: (state: ConnectionState, previous: ConnectionState) => void;
@@ -90,6 +90,7 @@ export interface SessionEvents {
 /**
  * Counters of requests sent and watches fired, for tests and benchmarks ("how many reads did a
  * release cause?"). Monotonic over the object's life, across sessions.
+ * @group Sessions
  */
 export interface SessionCounters {
   /** `create` requests sent. */
@@ -116,7 +117,7 @@ export interface SessionCounters {
   heartbeat: number;
 }
 
-/** Options of a blocking wait. */
+/** Options of a blocking wait. @group Sessions */
 export interface WaitOptions {
   /** Give up after this many ms. */
   timeoutMs?: number;

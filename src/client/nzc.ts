@@ -5,7 +5,11 @@
  * @internal
  * @module
  */
-import { createRequire } from 'node:module';
+// node-zookeeper-client is CommonJS without an exports map: a default import is its
+// module.exports, from the ESM build and (through esModuleInterop) from the CommonJS one.
+import nzcModule from 'node-zookeeper-client';
+import ExceptionExports from 'node-zookeeper-client/lib/Exception.js';
+import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import type { Acl, Op } from './types.js';
 import { CREATE_MODE_FLAGS } from './types.js';
 
@@ -123,10 +127,9 @@ interface JuteModule {
   protocol: { RequestHeader: new () => { type: number; xid: number }; CreateRequest: new () => object };
 }
 
-const require = createRequire(import.meta.url);
-const nzc = require('node-zookeeper-client') as NzcModule;
-const jute = require('node-zookeeper-client/lib/jute/index.js') as JuteModule;
-const ExceptionModule = require('node-zookeeper-client/lib/Exception.js') as NzcModule['Exception'];
+const nzc = nzcModule as NzcModule;
+const jute = juteModule as JuteModule;
+const ExceptionModule = ExceptionExports as NzcModule['Exception'];
 
 /** Names of server error codes node-zookeeper-client does not know. */
 const EXTRA_CODES: Record<number, string> = {

@@ -6,7 +6,7 @@
 import { ConnectionLossError, InvalidArgumentError } from '../errors.js';
 import { checkDelay, checkInt, checkTimeout, describe } from './validate.js';
 
-/** How idempotent calls are retried on {@link ConnectionLossError}. */
+/** How idempotent calls are retried on {@link ConnectionLossError}. @group Sessions */
 export interface RetryPolicy {
   /** Retries after the first attempt (0 = never retry). Default 8. */
   maxRetries: number;
@@ -18,10 +18,10 @@ export interface RetryPolicy {
   deadlineMs: number;
 }
 
-/** The default {@link RetryPolicy}. */
+/** The default {@link RetryPolicy}. @group Sessions */
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = { maxRetries: 8, baseDelayMs: 50, maxDelayMs: 2000, deadlineMs: 30_000 };
 
-/** Fills and validates a partial policy. */
+/** Fills and validates a partial policy. @group Sessions */
 export function resolveRetryPolicy(p: Partial<RetryPolicy> | undefined): RetryPolicy {
   if (p !== undefined && (p === null || typeof p !== 'object' || Array.isArray(p))) throw new InvalidArgumentError(`retry must be an object { maxRetries?, baseDelayMs?, maxDelayMs?, deadlineMs? }, got ${describe(p)}`);
   const d = DEFAULT_RETRY;
@@ -62,6 +62,7 @@ export function resolveBackoff(value: unknown, what: string, defaults: Backoff):
  * `min(maxDelayMs, baseDelayMs * 2^attempt)`, so retrying clients do not move in lockstep.
  * Throws {@link InvalidArgumentError} for a policy without numeric delays or a negative or
  * fractional `attempt`.
+ * @group Sessions
  */
 export function backoffDelay(policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>, attempt: number, random: () => number = Math.random): number {
   if (policy === null || typeof policy !== 'object' || !isDelay(policy.baseDelayMs) || !isDelay(policy.maxDelayMs)) {
@@ -81,6 +82,7 @@ function isDelay(x: unknown): x is number {
  * Runs `fn`, retrying within the policy's bounds while `retryable` says an error is worth
  * another attempt (by default: {@link ConnectionLossError}). `fn` gets the attempt number (0 for
  * the first). Other errors, and the last retryable one, are thrown.
+ * @group Sessions
  */
 export async function withRetry<T>(
   policy: RetryPolicy,

@@ -30,7 +30,7 @@ export type { SessionCounters, SessionCredentials, SessionEvents, SessionInfo, S
 /** Attaches a watch listener; called synchronously in a successful read's reply callback. */
 type Arm = (gen: Generation, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void) => void;
 
-/** Options of one request. */
+/** Options of one request. @group Sessions */
 export interface CallOptions {
   /**
    * Gives up on the call: a request not sent yet (waiting for a connection) is never sent and
@@ -41,10 +41,10 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** Options of {@link ZkSession.create} and {@link ZkSession.createWithStat}. */
+/** Options of {@link ZkSession.create} and {@link ZkSession.createWithStat}. @group Sessions */
 export type CreateCallOptions = CreateOptions & CallOptions;
 
-/** Options of a read that sets a watch. */
+/** Options of a read that sets a watch. @group Sessions */
 export interface WatchOptions {
   /**
    * Aborting removes the watch (locally and on the server) and rejects `changed`; aborted before
@@ -84,11 +84,19 @@ const THROTTLED = 'THROTTLED_OP';
  *   {@link SessionExpiredError}, {@link ZkSession.signal} aborts, nothing more of that session
  *   reaches the server (no reconnect with its id), and a new session starts.
  *
+ * One session per process: open it at start, hand it to every recipe, close it at shutdown
+ * (its ephemeral nodes, and so its locks and leadership, go at once). Guide:
+ * [Sessions and connection states](../../docs/sessions.md).
+ *
  * @example
  * ```ts
- * await using session = await ZkSession.connect('127.0.0.1:2181');
- * await session.create('/app', { data: 'hello' });
+ * import { ZkSession } from 'zk-recipes';
+ *
+ * await using zk = await ZkSession.connect('127.0.0.1:2181', { sessionTimeoutMs: 10_000 });
+ * zk.on('state', (state, previous) => console.log(`session ${previous} -> ${state}`));
+ * await zk.create('/app', { data: 'hello' });
  * ```
+ * @group Sessions
  */
 export class ZkSession extends SessionLifecycle {
   private readonly retryPolicy: RetryPolicy;

@@ -8,10 +8,11 @@
 /**
  * How a znode is created. Container and TTL nodes are not offered: the underlying
  * node-zookeeper-client silently creates them as persistent nodes.
+ * @group Sessions
  */
 export type CreateMode = 'PERSISTENT' | 'EPHEMERAL' | 'PERSISTENT_SEQUENTIAL' | 'EPHEMERAL_SEQUENTIAL';
 
-/** The wire values of each {@link CreateMode}. */
+/** The wire values of each {@link CreateMode}. @group Sessions */
 export const CREATE_MODE_FLAGS: Readonly<Record<CreateMode, number>> = {
   PERSISTENT: 0,
   EPHEMERAL: 1,
@@ -19,7 +20,7 @@ export const CREATE_MODE_FLAGS: Readonly<Record<CreateMode, number>> = {
   EPHEMERAL_SEQUENTIAL: 3,
 };
 
-/** Permission bits of an ACL entry (combine with `|`). */
+/** Permission bits of an ACL entry (combine with `|`). @group Sessions */
 export const Perms = {
   /** May read data and list children. */
   READ: 1,
@@ -35,7 +36,7 @@ export const Perms = {
   ALL: 31,
 } as const;
 
-/** One ACL entry: a permission mask granted to an identity (`scheme` + `id`). */
+/** One ACL entry: a permission mask granted to an identity (`scheme` + `id`). @group Sessions */
 export interface Acl {
   /** Bit mask of {@link Perms}. */
   perms: number;
@@ -45,7 +46,7 @@ export interface Acl {
   id: string;
 }
 
-/** Ready-made ACLs. */
+/** Ready-made ACLs. @group Sessions */
 export const Acls = {
   /** Anyone may do anything (ZooKeeper's `OPEN_ACL_UNSAFE`; the default). */
   OPEN: [{ perms: Perms.ALL, scheme: 'world', id: 'anyone' }] as readonly Acl[],
@@ -55,7 +56,7 @@ export const Acls = {
   READ_ONLY: [{ perms: Perms.READ, scheme: 'world', id: 'anyone' }] as readonly Acl[],
 } as const;
 
-/** A znode's metadata, with zxids as `bigint` and times as epoch milliseconds. */
+/** A znode's metadata, with zxids as `bigint` and times as epoch milliseconds. @group Sessions */
 export interface Stat {
   /** zxid of the transaction that created the node; unique and ordered across the ensemble. */
   czxid: bigint;
@@ -81,10 +82,10 @@ export interface Stat {
   numChildren: number;
 }
 
-/** What a watch reports. */
+/** What a watch reports. @group Sessions */
 export type WatchEventType = 'NODE_CREATED' | 'NODE_DELETED' | 'NODE_DATA_CHANGED' | 'NODE_CHILDREN_CHANGED';
 
-/** A fired one-shot watch. */
+/** A fired one-shot watch. @group Sessions */
 export interface WatchEvent {
   /** What happened to the node. */
   type: WatchEventType;
@@ -92,7 +93,7 @@ export interface WatchEvent {
   path: string;
 }
 
-/** A read that also set a one-shot watch, registered atomically with the read. */
+/** A read that also set a one-shot watch, registered atomically with the read. @group Sessions */
 export interface Watched<T> {
   /** The read's result. */
   result: T;
@@ -104,7 +105,7 @@ export interface Watched<T> {
   changed: Promise<WatchEvent>;
 }
 
-/** Result of `getData`. */
+/** Result of `getData`. @group Sessions */
 export interface DataResult {
   /** The node's data (empty when none). */
   data: Buffer;
@@ -112,7 +113,7 @@ export interface DataResult {
   stat: Stat;
 }
 
-/** Result of `getChildren`. */
+/** Result of `getChildren`. @group Sessions */
 export interface ChildrenResult {
   /** Child names (not full paths), in the server's (unspecified) order. */
   children: string[];
@@ -120,7 +121,7 @@ export interface ChildrenResult {
   stat: Stat;
 }
 
-/** Authentication sent on every (re)connect. */
+/** Authentication sent on every (re)connect. @group Sessions */
 export interface AuthInfo {
   /** The scheme, e.g. `digest`. */
   scheme: string;
@@ -128,10 +129,10 @@ export interface AuthInfo {
   credentials: string;
 }
 
-/** Data accepted by writes: bytes, or a string written as UTF-8. */
+/** Data accepted by writes: bytes, or a string written as UTF-8. @group Sessions */
 export type NodeData = Uint8Array | string;
 
-/** Options of `create`. */
+/** Options of `create`. @group Sessions */
 export interface CreateOptions {
   /** Node data; empty by default. */
   data?: NodeData;
@@ -141,7 +142,7 @@ export interface CreateOptions {
   acl?: readonly Acl[];
 }
 
-/** Transaction op: create a node. */
+/** Transaction op: create a node. @group Sessions */
 export interface CreateOp extends CreateOptions {
   /** Discriminator. */
   type: 'create';
@@ -149,7 +150,7 @@ export interface CreateOp extends CreateOptions {
   path: string;
 }
 
-/** Transaction op: delete a node (at `version`, or any version when -1 or omitted). */
+/** Transaction op: delete a node (at `version`, or any version when -1 or omitted). @group Sessions */
 export interface DeleteOp {
   /** Discriminator. */
   type: 'delete';
@@ -159,7 +160,7 @@ export interface DeleteOp {
   version?: number;
 }
 
-/** Transaction op: set a node's data (at `version`, or any version when -1 or omitted). */
+/** Transaction op: set a node's data (at `version`, or any version when -1 or omitted). @group Sessions */
 export interface SetDataOp {
   /** Discriminator. */
   type: 'setData';
@@ -171,7 +172,7 @@ export interface SetDataOp {
   version?: number;
 }
 
-/** Transaction op: require that a node exists (at `version`, if given). */
+/** Transaction op: require that a node exists (at `version`, if given). @group Sessions */
 export interface CheckOp {
   /** Discriminator. */
   type: 'check';
@@ -181,10 +182,10 @@ export interface CheckOp {
   version?: number;
 }
 
-/** One operation of a transaction (`multi`). */
+/** One operation of a transaction (`multi`). @group Sessions */
 export type Op = CreateOp | DeleteOp | SetDataOp | CheckOp;
 
-/** Result of a create op: the actual path (with sequence suffix for sequential modes). */
+/** Result of a create op: the actual path (with sequence suffix for sequential modes). @group Sessions */
 export interface CreateResult {
   /** Discriminator. */
   type: 'create';
@@ -192,13 +193,13 @@ export interface CreateResult {
   path: string;
 }
 
-/** Result of `createWithStat`: the created path and the new node's metadata. */
+/** Result of `createWithStat`: the created path and the new node's metadata. @group Sessions */
 export interface CreatedNode extends CreateResult {
   /** The new node's metadata (its czxid is the creating transaction's zxid). */
   stat: Stat;
 }
 
-/** Result of a setData op. */
+/** Result of a setData op. @group Sessions */
 export interface SetDataResult {
   /** Discriminator. */
   type: 'setData';
@@ -206,16 +207,16 @@ export interface SetDataResult {
   stat: Stat;
 }
 
-/** The result of one operation of a successful transaction, in the order of the ops. */
+/** The result of one operation of a successful transaction, in the order of the ops. @group Sessions */
 export type OpResult = CreateResult | DeleteResult | SetDataResult | CheckResult;
 
-/** Result of a delete op. */
+/** Result of a delete op. @group Sessions */
 export interface DeleteResult {
   /** Discriminator. */
   type: 'delete';
 }
 
-/** Result of a check op. */
+/** Result of a check op. @group Sessions */
 export interface CheckResult {
   /** Discriminator. */
   type: 'check';
@@ -233,6 +234,7 @@ export interface CheckResult {
  * - `READ_ONLY`: connected to a read-only server. Never emitted with node-zookeeper-client, which
  *   does not request read-only mode; kept for API parity with Curator.
  * - `CLOSED`: `close()` was called.
+ * @group Sessions
  */
 export type ConnectionState =
   | 'CONNECTING'

@@ -29,8 +29,11 @@ export interface HandleHooks {
  *   `multi()` and at release). It does not abort on release.
  * - `fencingToken` is our node's czxid: unique across the ensemble and increasing in grant order
  *   on one lock path. Pass it to the resource you protect and have it reject smaller tokens.
+ *   It is a `bigint`, which `JSON.stringify` refuses: send `fencingToken.toString()`, compare
+ *   `BigInt(received)`.
  *   A read-write lock downgrade's read handle carries its write handle's token (it takes the
  *   write node's place in grant order), so the two share one.
+ * @group Recipes
  */
 export class LockHandle implements AsyncDisposable {
   /** Full path of our lock node (the first one, for a multi-lease grant). */

@@ -16,7 +16,7 @@ import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type L
 import type { QueueNode } from './names.js';
 import { ParentReaper } from './reaper.js';
 
-/** Options shared by every lock-like recipe. */
+/** Options shared by every lock-like recipe. @group Recipes */
 export interface LockOptions {
   /** Stored as our nodes' data and shown by `participants()`. Default `hostname:pid`. */
   participantId?: string;
@@ -47,13 +47,14 @@ export interface LockOptions {
   lossPolicy?: LossPolicy;
 }
 
-/** When a held lock's signal aborts because of the connection; see {@link LockOptions.lossPolicy}. */
+/** When a held lock's signal aborts because of the connection; see {@link LockOptions.lossPolicy}. @group Recipes */
 export type LossPolicy = 'lost' | 'suspended';
 
 /**
  * Options of a blocking acquisition. Both are honoured also in an outage and after a lost reply:
  * the call settles within a second of the deadline (or abort), and our node is deleted before
  * it settles while connected, else once the server is back (or it goes with its session).
+ * @group Recipes
  */
 export interface AcquireOptions {
   /** Give up after this many ms with {@link LockTimeoutError}. Default: wait without limit. */
@@ -62,7 +63,7 @@ export interface AcquireOptions {
   signal?: AbortSignal;
 }
 
-/** A node in a lock's queue, as `participants()` reports it. */
+/** A node in a lock's queue, as `participants()` reports it. @group Recipes */
 export interface Participant {
   /** The participant id stored in the node (the `participantId` option). */
   id: string;
@@ -82,7 +83,7 @@ export interface Participant {
   isHolder: boolean;
 }
 
-/** Typed events of lock-like recipes. */
+/** Typed events of lock-like recipes. @group Recipes */
 export interface LockEvents {
   /** A lock was granted to this instance. */
   acquired: (handle: LockHandle) => void;

@@ -16,10 +16,10 @@ import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { deferred, delay, raceAbort } from '../util/abort.js';
 
-/** When a leader stops considering itself leader. */
+/** When a leader stops considering itself leader. @group Recipes */
 export type LeadershipPolicy = 'suspended' | 'lost';
 
-/** Options of a {@link LeaderLatch}. */
+/** Options of a {@link LeaderLatch}. @group Recipes */
 export interface LeaderLatchOptions {
   /** Stored in our node and reported by `participants()` / `leader()`. Default `hostname:pid`. */
   participantId?: string;
@@ -50,7 +50,7 @@ export interface LeaderLatchOptions {
 /** The default {@link LeaderLatchOptions.errorBackoff}. */
 const DEFAULT_ERROR_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
 
-/** A participant of an election. */
+/** A participant of an election. @group Recipes */
 export interface LeaderParticipant {
   /** The participant id stored in its node. */
   id: string;
@@ -62,7 +62,7 @@ export interface LeaderParticipant {
   czxid: bigint;
 }
 
-/** Typed events of a {@link LeaderLatch}. */
+/** Typed events of a {@link LeaderLatch}. @group Recipes */
 export interface LeaderLatchEvents {
   /**
    * This participant became leader; `signal` aborts when that leadership ends. `fencingToken`
@@ -89,6 +89,29 @@ export interface LeaderLatchEvents {
  * Before declaring itself leader it checks that its node belongs to its *current* session (a
  * node of an older session must never make it leader: the cause of Curator's two-leader bug
  * CURATOR-696).
+ *
+ * Events ({@link LeaderLatchEvents}): `elected(signal, fencingToken)` when this participant
+ * becomes leader (`signal` aborts when that leadership ends), `revoked(reason)` when it ends,
+ * `error(error)` when (re-)entering the election failed. Leadership is an event: a follower
+ * hears nothing until it is elected. `awaitLeadership({ timeoutMs })` rejects with
+ * `LockTimeoutError` in a follower that was not elected in time (it stays in the election).
+ *
+ * Guide: [Leader election](../../docs/recipes/leader.md), with a whole service instance as example.
+ *
+ * @example
+ * ```ts
+ * import { LeaderLatch } from 'zk-recipes';
+ *
+ * const latch = new LeaderLatch(session, '/election/scheduler');
+ * latch.on('elected', (signal, fencingToken) => {
+ *   const timer = setInterval(() => console.log('scheduling as', fencingToken.toString()), 1000);
+ *   signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+ * });
+ * latch.on('revoked', (reason) => console.warn('no longer leader:', reason.message));
+ * latch.start();
+ * shutdown.addEventListener('abort', () => void latch.close(), { once: true }); // step down
+ * ```
+ * @group Recipes
  */
 export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   /** The election's directory. */
@@ -175,9 +198,11 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   }
 
   /**
-   * Resolves once this participant is leader (at once if it is). Rejects with
-   * `LockTimeoutError` after `timeoutMs`, the abort reason (an already aborted signal rejects,
-   * leader or not), `ClosedError` on close, and
+   * Resolves once this participant is leader (at once if it is): in a follower, when the
+   * participants before it are gone, which may be never. Rejects with `LockTimeoutError` after
+   * `timeoutMs` (so a `timeoutMs` rejects in every follower that was not elected in time; wait
+   * with a shutdown `signal` instead, or expect it), the abort reason (an already aborted signal
+   * rejects, leader or not), `ClosedError` on close, and
    * `SessionExpiredError` (or `ClosedError`) once the participant left the election because its
    * session is `LOST` with `renewOnLoss` off (or closed): it can never be elected then.
    */

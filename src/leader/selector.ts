@@ -8,7 +8,7 @@ import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, check
 import { ClosedError, IllegalStateError } from '../errors.js';
 import { LeaderLatch, type LeaderLatchOptions, type LeaderParticipant } from './latch.js';
 
-/** Options of {@link LeaderSelector.run}. */
+/** Options of {@link LeaderSelector.run}. @group Recipes */
 export interface RunOptions {
   /** Re-enter the election after each term (Curator's `autoRequeue`). Default false. */
   requeue?: boolean;
@@ -21,7 +21,7 @@ export interface RunOptions {
   onError?: (error: Error) => void;
 }
 
-/** One term of leadership, as {@link LeaderSelector.run} hands it to its callback. */
+/** One term of leadership, as {@link LeaderSelector.run} hands it to its callback. @group Recipes */
 export interface LeaderTerm {
   /** Aborts when this term's leadership ends (or the run is stopped). */
   readonly signal: AbortSignal;
@@ -37,6 +37,25 @@ export interface LeaderTerm {
  * participant re-enters the election after each term.
  *
  * Nodes are `_c_<uuid>-lock-<seq>` (Curator's `LeaderSelector` is a mutex on its path).
+ *
+ * Events: none; a term is the callback's run, and its `signal` tells when it ends.
+ *
+ * Guide: [Leader election](../../docs/recipes/leader.md).
+ *
+ * @example
+ * ```ts
+ * import { LeaderSelector } from 'zk-recipes';
+ *
+ * const selector = new LeaderSelector(session, '/election/compactor');
+ * await selector.run(
+ *   async (signal, term) => {
+ *     console.log('compacting as leader, token', term.fencingToken.toString());
+ *     await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+ *   },
+ *   { requeue: true, signal: shutdown }, // term after term until shutdown
+ * );
+ * ```
+ * @group Recipes
  */
 export class LeaderSelector {
   private readonly options: LeaderLatchOptions;

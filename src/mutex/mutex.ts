@@ -9,7 +9,7 @@ import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/loc
 import type { QueueNode } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 
-/** Options of a {@link Mutex}. */
+/** Options of a {@link Mutex}. @group Recipes */
 export type MutexOptions = LockOptions;
 
 /**
@@ -26,12 +26,21 @@ export type MutexOptions = LockOptions;
  *   handle's `signal` aborts with `LockLostError` and `lost` is emitted. Guard writes with the
  *   handle's `fencingToken` or `handle.multi()`.
  *
+ * Events ({@link LockEvents}): `acquired(handle)`, `released(handle)`, `lost(handle, error)`
+ * (a held lock's signal aborted), `suspended()` and `reconnected()` (while it holds locks).
+ *
+ * Guide: [Mutex](../../docs/recipes/mutex.md), with a whole service instance as example.
+ *
  * @example
  * ```ts
+ * import { Mutex } from 'zk-recipes';
+ *
  * const mutex = new Mutex(session, '/locks/orders');
- * await using lock = await mutex.acquire({ timeoutMs: 5000 });
- * await db.write(order, { fencingToken: lock.fencingToken });
+ * mutex.on('lost', (handle, error) => console.warn(`lost ${handle.path}: ${error.message}`));
+ * await using lock = await mutex.acquire({ timeoutMs: 5000, signal: shutdown });
+ * console.log('holding; pass this with each write:', lock.fencingToken.toString());
  * ```
+ * @group Recipes
  */
 export class Mutex extends LockRecipe {
   /** Creates a mutex on `path` (its directory; created on demand). */

@@ -49,6 +49,24 @@ const PUT_OVERHEAD = 200;
  * - **No herd**: consumers with nothing to do line up (a mutex under `consumers/`); only the
  *   one at the head watches for new items, so a put wakes one consumer, not all.
  * - **Every call is bounded**: each takes `{ timeoutMs, signal }`; `close()` stops them all.
+ *
+ * Events: none; a consumer's handler gets each item with a {@link Delivery} whose `signal`
+ * aborts when its claim is lost, and `consume`'s `onError` hears about failed handlers.
+ *
+ * Guide: [Distributed queue](../../docs/recipes/queue.md), with a whole service instance as example.
+ *
+ * @example
+ * ```ts
+ * import { DistributedQueue } from 'zk-recipes';
+ *
+ * const queue = new DistributedQueue(session, '/queues/emails');
+ * await queue.put(JSON.stringify({ to: 'a@example.com' }));
+ * await queue.consume(
+ *   async (data, delivery) => console.log('send', data.toString(), 'delivery', delivery.redeliveries + 1),
+ *   { signal: shutdown }, // until shutdown; a handler that throws gets its item again
+ * );
+ * ```
+ * @group Recipes
  */
 export class DistributedQueue {
   /** The queue's root path. */

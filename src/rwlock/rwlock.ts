@@ -10,7 +10,7 @@ import type { QueueNode } from '../driver/names.js';
 import { readPredicate, writePredicate } from '../driver/predicates.js';
 import { IllegalStateError, LockLostError } from '../errors.js';
 
-/** Options of a {@link ReadWriteLock}. */
+/** Options of a {@link ReadWriteLock}. @group Recipes */
 export type ReadWriteLockOptions = LockOptions;
 
 const READ = '__READ__';
@@ -61,6 +61,23 @@ function tokenNodeAt(queue: readonly QueueNode[], index: number): number {
  *   for itself forever: it is rejected at once with `IllegalStateError`.
  * - An instance is one participant: use separate instances for independent flows.
  * - Suspension, loss, fencing tokens and cleanup work as for {@link Mutex}.
+ *
+ * Events: none of its own; its sides ({@link ReadLock}, {@link WriteLock}) emit the
+ * {@link LockEvents} of a lock.
+ *
+ * Guide: [Read-write lock](../../docs/recipes/rwlock.md), with a whole service instance as example.
+ *
+ * @example
+ * ```ts
+ * import { ReadWriteLock } from 'zk-recipes';
+ *
+ * const rw = new ReadWriteLock(session, '/locks/catalog');
+ * const items = await rw.readLock().runExclusive(async () => (await session.getChildren('/catalog')).children);
+ * await rw.writeLock().runExclusive(async (signal, handle) => {
+ *   await session.create(`/catalog/item-${items.length}`, { data: handle.fencingToken.toString() });
+ * });
+ * ```
+ * @group Recipes
  */
 export class ReadWriteLock {
   private readonly reader: ReadLock;
@@ -94,7 +111,26 @@ export class ReadWriteLock {
   }
 }
 
-/** The read side of a {@link ReadWriteLock}: shared with other readers, excluded by writers. */
+/**
+ * The read side of a {@link ReadWriteLock}: shared with other readers, excluded by writers.
+ * Same calls and handle as {@link Mutex}.
+ *
+ * Events ({@link LockEvents}): `acquired(handle)`, `released(handle)`, `lost(handle, error)`
+ * (a held lock's signal aborted), `suspended()` and `reconnected()` (while it holds locks).
+ *
+ * Guide: [Read-write lock](../../docs/recipes/rwlock.md).
+ *
+ * @example
+ * ```ts
+ * import { ReadWriteLock } from 'zk-recipes';
+ *
+ * const read = new ReadWriteLock(session, '/locks/catalog').readLock();
+ * read.on('suspended', () => console.warn('connection suspended: the read lock may be lost'));
+ * await using lock = await read.acquire({ timeoutMs: 10_000, signal: shutdown });
+ * console.log('reading under', lock.path);
+ * ```
+ * @group Recipes
+ */
 export class ReadLock extends LockRecipe {
   /** @internal */
   constructor(
@@ -151,7 +187,27 @@ export class ReadLock extends LockRecipe {
   }
 }
 
-/** The write side of a {@link ReadWriteLock}: excludes readers and other writers. */
+/**
+ * The write side of a {@link ReadWriteLock}: excludes readers and other writers. Same calls and
+ * handle as {@link Mutex}; while held, this instance's read side is granted at once (downgrade).
+ *
+ * Events ({@link LockEvents}): `acquired(handle)`, `released(handle)`, `lost(handle, error)`
+ * (a held lock's signal aborted), `suspended()` and `reconnected()` (while it holds locks).
+ *
+ * Guide: [Read-write lock](../../docs/recipes/rwlock.md#semantics).
+ *
+ * @example
+ * ```ts
+ * import { ReadWriteLock } from 'zk-recipes';
+ *
+ * const rw = new ReadWriteLock(session, '/locks/catalog');
+ * const write = await rw.writeLock().acquire({ timeoutMs: 10_000, signal: shutdown });
+ * const read = await rw.readLock().acquire(); // downgrade: granted at once, in the write lock's place
+ * await write.release(); // no writer slips in between
+ * await read.release();
+ * ```
+ * @group Recipes
+ */
 export class WriteLock extends LockRecipe {
   /** @internal */
   constructor(

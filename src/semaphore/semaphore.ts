@@ -26,10 +26,11 @@ import { CuratorV2Layout, LEASES, LOCKS } from './curator-v2.js';
  *
  * The two layouts cannot see each other: a participant that finds the other layout on its path
  * refuses with {@link LayoutMismatchError}.
+ * @group Recipes
  */
 export type SemaphoreLayout = 'window' | 'curator-v2';
 
-/** Options of a {@link Semaphore}. */
+/** Options of a {@link Semaphore}. @group Recipes */
 export interface SemaphoreOptions extends LockOptions {
   /** How many leases may be held at once, across all participants (an integer >= 1). */
   maxLeases: number;
@@ -60,6 +61,23 @@ export interface SemaphoreOptions extends LockOptions {
  *
  * Choosing `maxLeases`: the number of concurrent users the protected resource can serve (e.g.
  * its connection pool size divided among services). Everyone on one path must agree on it.
+ *
+ * Events ({@link LockEvents}): `acquired(handle)`, `released(handle)`, `lost(handle, error)`
+ * (a held lock's signal aborted), `suspended()` and `reconnected()` (while it holds locks).
+ *
+ * Guide: [Semaphore](../../docs/recipes/semaphore.md), with a whole service instance as example.
+ *
+ * @example
+ * ```ts
+ * import { Semaphore } from 'zk-recipes';
+ *
+ * const pool = new Semaphore(session, '/semaphores/pg-pool', { maxLeases: 10 });
+ * await pool.runExclusive(async (signal) => {
+ *   // at most 10 of these run at once, across every process on the path
+ *   await fetch('https://example.com/report', { signal });
+ * });
+ * ```
+ * @group Recipes
  */
 export class Semaphore extends LockRecipe {
   /** How many leases may be held at once. */

@@ -15,7 +15,7 @@ import {
 import { waitFor } from './wait.js';
 import { ZooKeeperProcess, ZooKeeperStartError, type RestartOptions } from './zk-process.js';
 
-/** Options of {@link TestingCluster.start}. */
+/** Options of {@link TestingCluster.start}. @group Testing */
 export interface TestingClusterOptions extends ZooKeeperTestOptions {
   /** Ticks a follower may take to connect and sync to a leader (default 50: 10 s at 200 ms). */
   initLimit?: number;
@@ -23,7 +23,7 @@ export interface TestingClusterOptions extends ZooKeeperTestOptions {
   syncLimit?: number;
 }
 
-/** Options of {@link TestingCluster.waitForQuorum}. */
+/** Options of {@link TestingCluster.waitForQuorum}. @group Testing */
 export interface WaitForQuorumOptions {
   /** Deadline in milliseconds (default 30000). */
   timeoutMs?: number;
@@ -48,6 +48,7 @@ export interface ClusterMemberPlan {
 /**
  * One server of a {@link TestingCluster}: a ZooKeeper JVM with its `id` (myid),
  * client port, and quorum ports. Stop, kill and restart keep ports and data.
+ * @group Testing
  */
 export class ClusterMember extends ZooKeeperProcess {
   /** Server id (`myid`, the N of `server.N`). */
@@ -93,6 +94,7 @@ const MAX_MEMBERS = 15;
  * A ZooKeeper ensemble of `size` servers (ids 1..size) on 127.0.0.1 for tests.
  * Members can be stopped, killed and restarted one by one to exercise leader loss,
  * lost quorum and reconnection to another server.
+ * @group Testing
  */
 export class TestingCluster {
   /** The members, ordered by id. */

@@ -9,7 +9,7 @@ import { checkDeadline, checkNonEmptyString, checkOptions, describe } from './ch
 import { ChaosProxy } from './proxy.js';
 import { WaitTimeoutError } from './wait.js';
 
-/** Options of {@link expireSession}. */
+/** Options of {@link expireSession}. @group Testing */
 export interface ExpireSessionOptions {
   /**
    * Where the second client connects to join the session: a server the victim is *not* routed
@@ -34,6 +34,7 @@ export interface ExpireSessionOptions {
  * that is not a connected `ZkSession`, a proxy that is not a {@link ChaosProxy}, or a bad
  * option; {@link ClosedError} for a closed victim. Rejects with {@link WaitTimeoutError} when
  * the victim does not report `LOST` within `timeoutMs`.
+ * @group Testing
  */
 export async function expireSession(victim: ZkSession, proxy: ChaosProxy, options: ExpireSessionOptions = {}): Promise<void> {
   if (!(victim instanceof ZkSession)) throw new InvalidArgumentError(`expireSession: victim must be a ZkSession, got ${describe(victim)}`);

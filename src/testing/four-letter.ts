@@ -3,13 +3,13 @@ import { InvalidArgumentError } from '../errors.js';
 import { checkDeadline, checkNonEmptyString, checkOptions, checkPort, describe } from './check.js';
 import { WaitTimeoutError } from './wait.js';
 
-/** Options of the four-letter-word helpers. */
+/** Options of the four-letter-word helpers. @group Testing */
 export interface FourLetterWordOptions {
   /** Deadline for connect, send and the whole reply, in milliseconds (default 5000). */
   timeoutMs?: number;
 }
 
-/** The text a server sends to most words while it is not serving (electing, starting). */
+/** The text a server sends to most words while it is not serving (electing, starting). @group Testing */
 export const NOT_SERVING = 'This ZooKeeper instance is not currently serving requests';
 
 /**
@@ -18,6 +18,7 @@ export const NOT_SERVING = 'This ZooKeeper instance is not currently serving req
  * The server must allow the word (`4lw.commands.whitelist=*`, as the test servers do).
  * @throws WaitTimeoutError when no complete reply arrives within `timeoutMs`;
  *   socket errors (e.g. ECONNREFUSED) as they come.
+ * @group Testing
  */
 export function fourLetterWord(
   host: string,
@@ -73,6 +74,7 @@ function checkText(text: unknown): asserts text is string {
 /**
  * Asks `ruok`: true when the server answers `imok`, false when it does not or cannot be
  * reached. Bad arguments reject with {@link InvalidArgumentError} (never taken as "not ok").
+ * @group Testing
  */
 export async function ruok(host: string, port: number, options?: FourLetterWordOptions): Promise<boolean> {
   checkAddress(host, port);
@@ -84,10 +86,10 @@ export async function ruok(host: string, port: number, options?: FourLetterWordO
   }
 }
 
-/** Values of `mntr`: numbers where the value is numeric, strings otherwise. */
+/** Values of `mntr`: numbers where the value is numeric, strings otherwise. @group Testing */
 export type MntrStats = Record<string, string | number>;
 
-/** Parses the tab-separated `mntr` reply; numeric values become numbers. */
+/** Parses the tab-separated `mntr` reply; numeric values become numbers. @group Testing */
 export function parseMntr(text: string): MntrStats {
   checkText(text);
   const stats: MntrStats = {};
@@ -100,15 +102,15 @@ export function parseMntr(text: string): MntrStats {
   return stats;
 }
 
-/** Asks `mntr` and parses it (`zk_server_state`, `zk_znode_count`, `zk_watch_count`, ...). */
+/** Asks `mntr` and parses it (`zk_server_state`, `zk_znode_count`, `zk_watch_count`, ...). @group Testing */
 export async function mntr(host: string, port: number, options?: FourLetterWordOptions): Promise<MntrStats> {
   return parseMntr(await fourLetterWord(host, port, 'mntr', options));
 }
 
-/** The role a serving ZooKeeper server reports in `srvr`. */
+/** The role a serving ZooKeeper server reports in `srvr`. @group Testing */
 export type ZooKeeperMode = 'leader' | 'follower' | 'observer' | 'standalone' | 'read-only';
 
-/** The parsed reply to `srvr`. */
+/** The parsed reply to `srvr`. @group Testing */
 export interface ServerStatus {
   /** Role of the server. */
   readonly mode: ZooKeeperMode;
@@ -122,7 +124,7 @@ export interface ServerStatus {
   readonly fields: Readonly<Record<string, string>>;
 }
 
-/** Parses a `srvr` reply; undefined when the server is not serving (no `Mode:` line). */
+/** Parses a `srvr` reply; undefined when the server is not serving (no `Mode:` line). @group Testing */
 export function parseSrvr(text: string): ServerStatus | undefined {
   checkText(text);
   const fields: Record<string, string> = {};
@@ -144,6 +146,7 @@ export function parseSrvr(text: string): ServerStatus | undefined {
 /**
  * Asks `srvr`. Resolves to undefined when the server answers but does not serve
  * (starting, or electing a leader); rejects when it cannot be reached.
+ * @group Testing
  */
 export async function srvr(
   host: string,
@@ -156,6 +159,7 @@ export async function srvr(
 /**
  * Parses `wchc` (session id to paths) or `wchp` (path to session ids) into a Map:
  * unindented lines are keys, tab-indented lines below them are values.
+ * @group Testing
  */
 export function parseWatches(text: string): Map<string, string[]> {
   checkText(text);
@@ -173,7 +177,7 @@ export function parseWatches(text: string): Map<string, string[]> {
   return watches;
 }
 
-/** Asks `wchc`: watched paths by session id (`0x...`). */
+/** Asks `wchc`: watched paths by session id (`0x...`). @group Testing */
 export async function watchesBySession(
   host: string,
   port: number,
@@ -182,7 +186,7 @@ export async function watchesBySession(
   return parseWatches(await fourLetterWord(host, port, 'wchc', options));
 }
 
-/** Asks `wchp`: watching session ids (`0x...`) by path. */
+/** Asks `wchp`: watching session ids (`0x...`) by path. @group Testing */
 export async function watchesByPath(
   host: string,
   port: number,
@@ -191,7 +195,7 @@ export async function watchesByPath(
   return parseWatches(await fourLetterWord(host, port, 'wchp', options));
 }
 
-/** One client connection as listed by `cons`. */
+/** One client connection as listed by `cons`. @group Testing */
 export interface ConnectionInfo {
   /** Client address as the server sees it. */
   readonly remoteAddress: string;
@@ -205,7 +209,7 @@ export interface ConnectionInfo {
   readonly stats: Readonly<Record<string, string>>;
 }
 
-/** Parses a `cons` reply, one {@link ConnectionInfo} per line. */
+/** Parses a `cons` reply, one {@link ConnectionInfo} per line. @group Testing */
 export function parseCons(text: string): ConnectionInfo[] {
   checkText(text);
   const connections: ConnectionInfo[] = [];
@@ -229,7 +233,7 @@ export function parseCons(text: string): ConnectionInfo[] {
   return connections;
 }
 
-/** Asks `cons`: the server's client connections (the asking one included). */
+/** Asks `cons`: the server's client connections (the asking one included). @group Testing */
 export async function cons(
   host: string,
   port: number,

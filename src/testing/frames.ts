@@ -6,7 +6,7 @@
  * @module
  */
 
-/** Request operations a {@link ChaosProxy} can recognise, by name. */
+/** Request operations a {@link ChaosProxy} can recognise, by name. @group Testing */
 export type ZkOpName = 'create' | 'delete' | 'exists' | 'getData' | 'setData' | 'getChildren' | 'sync' | 'multi' | 'ping';
 
 // create2 (15) answers like create; getChildren2 (12) like getChildren.

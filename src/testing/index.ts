@@ -1,5 +1,6 @@
 /**
- * zk-recipes/testing: real ZooKeeper servers and ensembles for tests (from the Debian jars),
+ * zk-recipes/testing: real ZooKeeper servers and ensembles for tests (Debian's, Homebrew's or an
+ * Apache release's jars: see {@link locateZooKeeper}),
  * four-letter-word probes, a fault-injecting TCP proxy and a polling helper.
  * @packageDocumentation
  */
@@ -35,7 +36,10 @@ export {
   REQUIRED_ZK_JARS,
   ZOOKEEPER_INSTALL_COMMAND,
   ZooKeeperNotInstalledError,
+  HOMEBREW_JAVA,
+  HOMEBREW_ZOOKEEPER_HOMES,
   type ZooKeeperInstallation,
+  type ZooKeeperLogging,
 } from './java.js';
 export { freePort, freePorts, LOOPBACK } from './ports.js';
 export {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { checkInt } from './check.js';
 
-/** The only address the test kit binds or connects to. */
+/** The only address the test kit binds or connects to. @group Testing */
 export const LOOPBACK = '127.0.0.1';
 
 // Why below the ephemeral range: a client that keeps reconnecting to a port nobody listens on
@@ -44,6 +44,7 @@ function close(server: Server): Promise<void> {
  * Returns `count` (1 to 1000) distinct free TCP ports on 127.0.0.1.
  * All are held open together before being released, so they differ from each other;
  * another process may still take one before the caller binds it (callers retry).
+ * @group Testing
  */
 export async function freePorts(count: number): Promise<number[]> {
   checkInt(count, 'count', 1, 1000);
@@ -60,7 +61,7 @@ export async function freePorts(count: number): Promise<number[]> {
   }
 }
 
-/** Returns one free TCP port on 127.0.0.1 (see {@link freePorts}). */
+/** Returns one free TCP port on 127.0.0.1 (see {@link freePorts}). @group Testing */
 export async function freePort(): Promise<number> {
   const [port] = await freePorts(1);
   if (port === undefined) throw new Error('no free port');

@@ -6,10 +6,10 @@ import { freePort, LOOPBACK } from './ports.js';
 
 export type { ZkOpName } from './frames.js';
 
-/** What a {@link ChaosProxy} does with traffic. */
+/** What a {@link ChaosProxy} does with traffic. @group Testing */
 export type ChaosMode = 'pass' | 'latency' | 'blackhole';
 
-/** Options of {@link ChaosProxy.start}. */
+/** Options of {@link ChaosProxy.start}. @group Testing */
 export interface ChaosProxyOptions {
   /** Host to forward to (default 127.0.0.1). */
   targetHost?: string;
@@ -19,7 +19,7 @@ export interface ChaosProxyOptions {
   port?: number;
 }
 
-/** Which request {@link ChaosProxy.loseReply} lets through and then answers with a dropped connection. */
+/** Which request {@link ChaosProxy.loseReply} lets through and then answers with a dropped connection. @group Testing */
 export interface LoseReplyMatch {
   /** The request's operation (`create` also matches create2, `getChildren` getChildren2). Default: any. */
   op?: ZkOpName;
@@ -27,7 +27,7 @@ export interface LoseReplyMatch {
   path?: string;
 }
 
-/** Options of {@link ChaosProxy.loseReply}. */
+/** Options of {@link ChaosProxy.loseReply}. @group Testing */
 export interface LoseReplyOptions {
   /** Reject if no matching request was answered within this many ms. Default 30000. */
   timeoutMs?: number;
@@ -42,7 +42,7 @@ interface ReplyLoss {
   done(): void;
 }
 
-/** Bytes forwarded by a {@link ChaosProxy}, per direction. */
+/** Bytes forwarded by a {@link ChaosProxy}, per direction. @group Testing */
 export interface ChaosProxyBytes {
   /** From clients to the target. */
   readonly toTarget: number;
@@ -186,6 +186,7 @@ class Link {
  * A fault-injecting TCP proxy on 127.0.0.1 in front of one target (e.g. a ZooKeeper server).
  * Point a client at `proxy.connectString`, then delay, drop, refuse or blackhole its traffic
  * while the server itself stays healthy.
+ * @group Testing
  */
 export class ChaosProxy {
   /** Listening port. */
@@ -300,6 +301,11 @@ export class ChaosProxy {
    *
    * @example
    * ```ts
+   * import assert from 'node:assert/strict';
+   * import { ConnectionLossError } from 'zk-recipes';
+   * import type { ChaosProxy } from 'zk-recipes/testing';
+   * declare const proxy: ChaosProxy; // in front of the server `session` is connected through
+   *
    * const lost = proxy.loseReply({ op: 'create', path: '/locks/a' });
    * await assert.rejects(session.create('/locks/a/x'), ConnectionLossError);
    * await lost; // and the node exists

@@ -8,7 +8,7 @@ import { freePort, LOOPBACK } from './ports.js';
 import { ZooKeeperProcess, ZooKeeperStartError } from './zk-process.js';
 import { InvalidArgumentError } from '../errors.js';
 
-/** Options shared by {@link TestingServer.start} and {@link TestingCluster.start}. */
+/** Options shared by {@link TestingServer.start} and {@link TestingCluster.start}. @group Testing */
 export interface ZooKeeperTestOptions {
   /**
    * ZooKeeper tick in milliseconds (default 200). The minimum session timeout is two ticks,
@@ -29,7 +29,7 @@ export interface ZooKeeperTestOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Options of {@link TestingServer.start}. */
+/** Options of {@link TestingServer.start}. @group Testing */
 export interface TestingServerOptions extends ZooKeeperTestOptions {
   /** Client port; default a free one (and another one if it turns out busy). */
   port?: number;
@@ -93,9 +93,11 @@ export async function removeWorkDir(dir: string): Promise<void> {
 }
 
 /**
- * A standalone ZooKeeper server on 127.0.0.1 for tests, run from the Debian jars.
+ * A standalone ZooKeeper server on 127.0.0.1 for tests, run from the jars {@link locateZooKeeper} finds.
  * `await using server = await TestingServer.start()`; connect with `server.connectString`.
  * Start, stop, kill and restart keep the port and data dir; `close()` also removes the temp dir.
+ * Guide: [Testing with real ZooKeeper](../../docs/testing.md).
+ * @group Testing
  */
 export class TestingServer extends ZooKeeperProcess {
   #closing: Promise<void> | undefined;

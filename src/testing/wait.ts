@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { InvalidArgumentError } from '../errors.js';
 import { checkFunction, checkOptions, checkSignal, checkTimeout, describe } from './check.js';
 
-/** Error thrown by {@link waitFor} and {@link withTimeout} when the deadline passes. */
+/** Error thrown by {@link waitFor} and {@link withTimeout} when the deadline passes. @group Testing */
 export class WaitTimeoutError extends Error {
   /** Stable error code. */
   readonly code = 'WAIT_TIMEOUT';
@@ -14,7 +14,7 @@ export class WaitTimeoutError extends Error {
   }
 }
 
-/** Options of {@link waitFor}. */
+/** Options of {@link waitFor}. @group Testing */
 export interface WaitForOptions {
   /** Deadline in milliseconds, 0 to 2^31-1 (default 10000). */
   timeoutMs?: number;
@@ -32,6 +32,7 @@ export interface WaitForOptions {
  * An aborted `signal` rejects with its reason (at once if it is aborted already).
  * @throws WaitTimeoutError when `timeoutMs` passes first.
  * @throws InvalidArgumentError for a predicate that is not a function or a bad option.
+ * @group Testing
  */
 export async function waitFor<T>(
   predicate: () => T | Promise<T>,
@@ -75,6 +76,7 @@ export async function waitFor<T>(
  * Resolves like `promise`, or rejects with {@link WaitTimeoutError} after `timeoutMs` (0 to
  * 2^31-1). The timer is cleared once the promise settles.
  * @throws InvalidArgumentError for something that is not a promise, or a bad `timeoutMs` or `message`.
+ * @group Testing
  */
 export async function withTimeout<T>(
   promise: Promise<T>,

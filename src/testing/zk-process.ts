@@ -12,7 +12,7 @@ import type { ZooKeeperInstallation } from './java.js';
 import { LOOPBACK } from './ports.js';
 import { WaitTimeoutError } from './wait.js';
 
-/** JVM flags of every test server: small heap, quick start, findable with `pgrep -f zkrecipes.testing`. */
+/** JVM flags of every test server: small heap, quick start, findable with `pgrep -f zkrecipes.testing`. @group Testing */
 export const TEST_JVM_ARGS: readonly string[] = [
   '-Xmx128m',
   '-XX:+UseSerialGC',
@@ -53,7 +53,17 @@ exit "$rc"
 
 const LOG_LINES = 300;
 
-/** Error thrown when a ZooKeeper JVM exits or does not serve before its deadline. */
+/** What a server with logback on its classpath (an Apache release's lib/) logs: warnings, to stderr. */
+const LOGBACK_XML = `<configuration>
+  <appender name="STDERR" class="ch.qos.logback.core.ConsoleAppender">
+    <target>System.err</target>
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level %logger{36} - %msg%n</pattern></encoder>
+  </appender>
+  <root level="WARN"><appender-ref ref="STDERR"/></root>
+</configuration>
+`;
+
+/** Error thrown when a ZooKeeper JVM exits or does not serve before its deadline. @group Testing */
 export class ZooKeeperStartError extends Error {
   /** Stable error code. */
   readonly code = 'ZOOKEEPER_START_FAILED';
@@ -91,7 +101,7 @@ export interface ZooKeeperProcessInit {
   readonly jvmArgs: readonly string[];
 }
 
-/** Options of {@link ZooKeeperProcess.restart}. */
+/** Options of {@link ZooKeeperProcess.restart}. @group Testing */
 export interface RestartOptions {
   /** Deadline for the JVM to come up, in milliseconds (default: the start timeout). */
   timeoutMs?: number;
@@ -106,6 +116,7 @@ export interface RestartOptions {
  * One ZooKeeper JVM on 127.0.0.1: the common base of {@link TestingServer} and
  * {@link ClusterMember}. It starts, stops, kills and restarts the JVM on the same port and
  * data dir, and asks it four-letter words.
+ * @group Testing
  */
 export abstract class ZooKeeperProcess {
   /** Address the server listens on: always 127.0.0.1. */
@@ -236,6 +247,13 @@ export abstract class ZooKeeperProcess {
     const { installation, workDir, config, jvmArgs } = this.#init;
     const configFile = join(workDir, 'zoo.cfg');
     await writeFile(configFile, config);
+    // logback without a configuration logs everything at DEBUG: give it ours (warnings, stderr).
+    const logging: string[] = [];
+    if (installation.logging === 'logback') {
+      const logback = join(workDir, 'logback.xml');
+      await writeFile(logback, LOGBACK_XML);
+      logging.push(`-Dlogback.configurationFile=${logback}`);
+    }
     this.#log.length = 0;
     const child = spawn(
       'bash',
@@ -246,6 +264,7 @@ export abstract class ZooKeeperProcess {
         this.#init.cleanupDir,
         installation.java,
         ...TEST_JVM_ARGS,
+        ...logging,
         ...jvmArgs,
         '-cp',
         installation.classpath,

@@ -5,12 +5,13 @@
  * Missing Java or Curator is an error naming the package to install, never a skipped test.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { locateZooKeeper } from '../../src/testing/index.js';
+import { pickJar } from '../../src/testing/java.js';
 
 /** Curator's jars (Debian's libcurator-recipes-java and its dependencies), beside ZooKeeper's. */
 export const CURATOR_JARS: readonly string[] = ['curator-recipes.jar', 'curator-framework.jar', 'curator-client.jar', 'guava.jar'];
@@ -38,12 +39,21 @@ export interface CuratorInstallation {
 }
 
 /**
- * Locates java, javac and the Curator jars (in `ZK_JARS_DIR`, default /usr/share/java).
+ * Locates java, javac and the Curator jars: in `CURATOR_JARS_DIR`, else where ZooKeeper's jars
+ * were found (`ZK_JARS_DIR`, default /usr/share/java); versioned names (`guava-31.1-jre.jar`) too.
  * @throws Error naming what is missing and the command that installs it.
  */
 export function locateCurator(env: NodeJS.ProcessEnv = process.env): CuratorInstallation {
   const zk = locateZooKeeper(env);
-  const missing = CURATOR_JARS.map((jar) => join(zk.jarsDir, jar)).filter((p) => !readable(p));
+  const dir = env.CURATOR_JARS_DIR || zk.jarsDir;
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir).filter((f) => readable(join(dir, f)));
+  } catch {
+    // missing below
+  }
+  const jars = CURATOR_JARS.map((jar) => pickJar(files, jar.slice(0, -'.jar'.length)));
+  const missing = CURATOR_JARS.filter((_, i) => jars[i] === undefined).map((jar) => join(dir, jar));
   const candidates = [env.JAVAC, join(dirname(zk.java), 'javac'), ...(env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, 'javac'))];
   const javac = candidates.find((c): c is string => c !== undefined && readable(c, constants.X_OK));
   if (!javac) missing.push('javac (JAVAC, next to java, or on PATH)');
@@ -53,7 +63,9 @@ export function locateCurator(env: NodeJS.ProcessEnv = process.env): CuratorInst
         '(node scripts/ensure-zookeeper.mjs does it as root); these tests fail rather than skip without them.',
     );
   }
-  return { java: zk.java, javac, classpath: [...CURATOR_JARS.map((jar) => join(zk.jarsDir, jar)), zk.classpath].join(delimiter) };
+  // The agent talks on stdout, where an unconfigured logback (an Apache release's lib/) would log.
+  const zkJars = zk.classpath.split(delimiter).filter((j) => !/\/logback-[^/]*$/.test(j));
+  return { java: zk.java, javac, classpath: [...jars.map((jar) => join(dir, jar as string)), ...zkJars].join(delimiter) };
 }
 
 let compiled: { dir: string; installation: CuratorInstallation } | undefined;

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import {
   locateZooKeeper,
   TestingCluster,
   TestingServer,
   ZooKeeperNotInstalledError,
 } from '../../src/testing/index.js';
+import { locateZooKeeperIn, pickJar } from '../../src/testing/java.js';
 
 const INSTALL = 'apt-get update && apt-get install -y zookeeper';
 const SCRIPT = fileURLToPath(new URL('../../../scripts/ensure-zookeeper.mjs', import.meta.url));
@@ -103,6 +104,143 @@ describe('scripts/ensure-zookeeper.mjs', () => {
       assert.equal(calls, 'update\ninstall -y default-jdk-headless\n');
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// Installations beyond Debian, built as folders of symlinks to the Debian jars under the names
+// an Apache release (and Maven Central) gives them.
+describe('ZooKeeper outside Debian: ZOOKEEPER_HOME, versioned jar names, Homebrew', () => {
+  let tmp: string;
+  let debian: { zookeeper: string; jute: string; slf4jApi: string; slf4jNop: string };
+  // apache-zookeeper-3.8.0-bin/lib as the release ships it (logback, no slf4j-nop), plus jars
+  // that must not be taken for ZooKeeper's own.
+  let home: string;
+  // A folder of versioned jars (Maven Central's names) with an older zookeeper beside.
+  let jarsDir: string;
+
+  const link = (dir: string, name: string, target: string): void => {
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(target, join(dir, name));
+  };
+
+  before(() => {
+    tmp = realpathSync(mkdtempSync(join(tmpdir(), 'zk-recipes-jars-')));
+    const dir = locateZooKeeper().jarsDir;
+    const real = (jar: string): string => realpathSync(join(dir, jar));
+    debian = { zookeeper: real('zookeeper.jar'), jute: real('zookeeper-jute.jar'), slf4jApi: real('slf4j-api.jar'), slf4jNop: real('slf4j-nop.jar') };
+    home = join(tmp, 'apache-zookeeper-3.8.0-bin');
+    const lib = join(home, 'lib');
+    link(lib, 'zookeeper-3.8.0.jar', debian.zookeeper);
+    link(lib, 'zookeeper-jute-3.8.0.jar', debian.jute);
+    link(lib, 'zookeeper-prometheus-metrics-3.8.0.jar', debian.jute);
+    link(lib, 'slf4j-api-1.7.32.jar', debian.slf4jApi);
+    // Stand-ins: slf4j finds no binding in them and falls back to its silent logger.
+    link(lib, 'logback-classic-1.2.13.jar', debian.jute);
+    link(lib, 'logback-core-1.2.13.jar', debian.jute);
+    writeFileSync(join(lib, 'zookeeper-3.8.0-tests.jar'), 'not a jar');
+    writeFileSync(join(lib, 'zookeeper-3.8.0-sources.jar'), 'not a jar');
+    mkdirSync(join(home, 'bin'));
+    jarsDir = join(tmp, 'maven-jars');
+    link(jarsDir, 'zookeeper-3.7.1.jar', debian.jute);
+    link(jarsDir, 'zookeeper-3.8.0.jar', debian.zookeeper);
+    link(jarsDir, 'zookeeper-jute-3.8.0.jar', debian.jute);
+    link(jarsDir, 'slf4j-api-1.7.32.jar', debian.slf4jApi);
+    link(jarsDir, 'slf4j-nop-1.7.32.jar', debian.slf4jNop);
+    link(jarsDir, 'netty-handler-4.1.48.Final.jar', debian.jute);
+  });
+  after(() => {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const names = (classpath: string): string[] => classpath.split(delimiter).map((p) => basename(p));
+
+  it('pickJar: plain name first, else the highest version; a version starts with a digit', () => {
+    const jars = ['zookeeper-3.7.1.jar', 'zookeeper-3.10.0.jar', 'zookeeper-3.9.2.jar', 'zookeeper-jute-3.9.2.jar', 'zookeeper-prometheus-metrics-3.9.2.jar'];
+    assert.equal(pickJar(jars, 'zookeeper'), 'zookeeper-3.10.0.jar');
+    assert.equal(pickJar(jars, 'zookeeper-jute'), 'zookeeper-jute-3.9.2.jar');
+    assert.equal(pickJar([...jars, 'zookeeper.jar'], 'zookeeper'), 'zookeeper.jar');
+    assert.equal(pickJar(['guava-31.1-jre.jar'], 'guava'), 'guava-31.1-jre.jar');
+    assert.equal(pickJar(['slf4j-api-1.7.32.jar'], 'slf4j'), undefined);
+  });
+
+  it('ZOOKEEPER_HOME: every jar of lib/ (as zkServer.sh), one binding (logback), no tests or sources jars', () => {
+    const found = locateZooKeeper({ ...process.env, ZOOKEEPER_HOME: home });
+    assert.equal(found.jarsDir, join(home, 'lib'));
+    assert.equal(found.logging, 'logback');
+    assert.equal(found.logs, true);
+    assert.deepEqual(names(found.classpath).sort(), [
+      'logback-classic-1.2.13.jar',
+      'logback-core-1.2.13.jar',
+      'slf4j-api-1.7.32.jar',
+      'zookeeper-3.8.0.jar',
+      'zookeeper-jute-3.8.0.jar',
+      'zookeeper-prometheus-metrics-3.8.0.jar',
+    ]);
+    // Its lib/ directly works too.
+    assert.equal(locateZooKeeper({ ...process.env, ZOOKEEPER_HOME: join(home, 'lib') }).jarsDir, join(home, 'lib'));
+  });
+
+  it("ZK_JARS_DIR with versioned names: ZooKeeper's jars picked by name (highest version), slf4j-nop as binding", () => {
+    const found = locateZooKeeper({ ...process.env, ZK_JARS_DIR: jarsDir });
+    assert.equal(found.logging, 'slf4j-nop');
+    assert.equal(found.logs, false);
+    assert.deepEqual(names(found.classpath), ['zookeeper-3.8.0.jar', 'zookeeper-jute-3.8.0.jar', 'slf4j-api-1.7.32.jar', 'slf4j-nop-1.7.32.jar']);
+  });
+
+  it('Homebrew: its libexec is found when the Debian jars are absent; a missing one names what was looked for', () => {
+    const places = { debianDir: join(tmp, 'no-debian'), homes: [join(tmp, 'no-brew'), home], javas: [] };
+    const env = { PATH: process.env.PATH, JAVA: locateZooKeeper().java };
+    assert.equal(locateZooKeeperIn(env, places).jarsDir, join(home, 'lib'));
+    assert.throws(
+      () => locateZooKeeperIn(env, { ...places, homes: [join(tmp, 'no-brew')] }),
+      (error: unknown) => error instanceof ZooKeeperNotInstalledError && error.missing.includes(join(tmp, 'no-debian', 'zookeeper.jar')) && /brew install zookeeper/.test(error.message) && /ZOOKEEPER_HOME/.test(error.message),
+    );
+  });
+
+  it("macOS: Homebrew's openjdk before java on PATH, after JAVA_HOME", () => {
+    const java = locateZooKeeper().java;
+    const places = { debianDir: locateZooKeeper().jarsDir, homes: [], javas: ['/nonexistent/openjdk/bin/java', java] };
+    assert.equal(locateZooKeeperIn({ PATH: '' }, places).java, java);
+    assert.throws(() => locateZooKeeperIn({ PATH: '' }, { ...places, javas: [] }), ZooKeeperNotInstalledError);
+  });
+
+  it('a server starts from an Apache release layout (ZOOKEEPER_HOME) and from versioned jars (ZK_JARS_DIR)', async () => {
+    for (const env of [{ ...process.env, ZOOKEEPER_HOME: home }, { ...process.env, ZK_JARS_DIR: jarsDir }] as NodeJS.ProcessEnv[]) {
+      await using server = await TestingServer.start({ env });
+      assert.equal(await server.ruok(), true);
+      // logback is handed a configuration of ours (its default would log every DEBUG line).
+      assert.equal(existsSync(join(server.workDir, 'logback.xml')), env.ZOOKEEPER_HOME !== undefined);
+    }
+  });
+
+  it('scripts/ensure-zookeeper.mjs agrees: silent for both layouts; a bad ZOOKEEPER_HOME is named, nothing installed', () => {
+    const run = (env: NodeJS.ProcessEnv, ...args: string[]) => spawnSync(process.execPath, [SCRIPT, ...args], { env, encoding: 'utf8', timeout: 30_000 });
+    for (const extra of [{ ZOOKEEPER_HOME: home }, { ZK_JARS_DIR: jarsDir }]) {
+      const server = run({ ...process.env, ...extra }, '--server');
+      assert.equal(server.status, 0, server.stderr);
+      assert.equal(server.stderr, '');
+      // Everything npm test needs: Curator's jars from CURATOR_JARS_DIR.
+      const all = run({ ...process.env, ...extra, CURATOR_JARS_DIR: locateZooKeeper().jarsDir });
+      assert.equal(all.status, 0, all.stderr);
+      assert.equal(all.stderr, '');
+    }
+    const stubs = mkdtempSync(join(tmpdir(), 'zk-recipes-ensure-'));
+    try {
+      writeFileSync(join(stubs, 'apt-get'), `#!/bin/sh\necho "$@" >> "${stubs}/calls"\nexit 0\n`);
+      chmodSync(join(stubs, 'apt-get'), 0o755);
+      const bad = run({ ...process.env, PATH: `${stubs}${delimiter}${process.env.PATH ?? ''}`, ZOOKEEPER_HOME: join(tmp, 'nowhere') }, '--server');
+      assert.equal(bad.status, 1);
+      assert.match(bad.stderr, /ZOOKEEPER_HOME/);
+      assert.ok(bad.stderr.includes(join(tmp, 'nowhere')), bad.stderr);
+      assert.equal(existsSync(join(stubs, 'calls')), false, 'apt-get was not run');
+      // A server named by ZK_CONNECT: nothing is checked or installed for --server.
+      const connect = run({ PATH: stubs, ZK_CONNECT: '127.0.0.1:2181' }, '--server');
+      assert.equal(connect.status, 0, connect.stderr);
+      assert.equal(connect.stderr, '');
+      assert.equal(existsSync(join(stubs, 'calls')), false, 'apt-get was not run');
+    } finally {
+      rmSync(stubs, { recursive: true, force: true });
     }
   });
 });

@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Builds the package: ESM into dist/ (tsconfig.json) and CommonJS into dist/cjs
+// (tsconfig.cjs.json, marked {"type":"commonjs"}), each with declarations and source maps
+// that point into src/ (shipped beside them). Starts from an empty dist/, so nothing stale
+// is packed.
+//   node scripts/build.mjs            build
+//   node scripts/build.mjs --prepare  the npm `prepare` hook: build, except during `npm pack`
+//                                     and `npm publish`, whose `prepack` hook has just built
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+if (process.argv.includes('--prepare') && ['pack', 'publish'].includes(process.env.npm_command ?? '')) process.exit(0);
+
+const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
+rmSync(join(root, 'dist'), { recursive: true, force: true });
+for (const project of ['tsconfig.json', 'tsconfig.cjs.json']) {
+  const run = spawnSync(process.execPath, [tsc, '-p', join(root, project)], { stdio: 'inherit' });
+  if (run.status !== 0) {
+    process.stderr.write(`zk-recipes build: tsc -p ${project} failed\n`);
+    process.exit(run.status ?? 1);
+  }
+}
+mkdirSync(join(root, 'dist', 'cjs'), { recursive: true });
+writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{\n  "type": "commonjs"\n}\n');
