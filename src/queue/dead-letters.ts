@@ -14,7 +14,7 @@ import { untilAnswered } from './backoff.js';
 import type { DeadLetterInfo } from './claims.js';
 import { itemSeq, MAX_LISTING, parseBucket, priorityOfKey, PRIORITY_RANGE } from './layout.js';
 
-/** An item moved to a queue's dead letters after too many deliveries. */
+/** An item moved to a queue's dead letters after too many deliveries. @group Recipes */
 export interface DeadLetter {
   /** Full path of the dead-letter node (pass the letter to `requeueDeadLetter` or `discardDeadLetter`). */
   readonly path: string;

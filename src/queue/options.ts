@@ -8,13 +8,13 @@ import { InvalidArgumentError } from '../errors.js';
 import { resolveBackoff, type Backoff } from '../client/retry.js';
 import { PRIORITY_RANGE } from './layout.js';
 
-/** Options of a {@link DistributedQueue}. */
+/** Options of a {@link DistributedQueue}. @group Recipes */
 export interface QueueOptions {
   /** Shown as the data of this consumer's nodes. Default `hostname:pid`. */
   participantId?: string;
 }
 
-/** The bound of a blocking call: every call of a queue takes one. */
+/** The bound of a blocking call: every call of a queue takes one. @group Recipes */
 export interface QueueCallOptions {
   /** Give up after this many ms with `OperationTimeoutError`. Default: no limit. */
   timeoutMs?: number;
@@ -25,22 +25,23 @@ export interface QueueCallOptions {
 /**
  * Options of `put` / `putAll`. A put that gives up (timeout, abort, close) after its transaction
  * was sent may still have been applied: its outcome is unknown, as with any remote write.
+ * @group Recipes
  */
 export interface PutOptions extends QueueCallOptions {
   /** 0 to 999, lower is served first; FIFO within a priority. Default 500. */
   priority?: number;
 }
 
-/** Options of `take`, `poll`, `peek` and `size`. */
+/** Options of `take`, `poll`, `peek` and `size`. @group Recipes */
 export interface TakeOptions extends QueueCallOptions {}
 
-/** Options of `deadLetters`. */
+/** Options of `deadLetters`. @group Recipes */
 export interface DeadLetterOptions extends QueueCallOptions {
   /** At most this many letters, oldest first. Default 100, at most 10 000. */
   limit?: number;
 }
 
-/** An exponential backoff: the first delay, doubled each time up to the cap; each delay jittered (between half and all of it). */
+/** An exponential backoff: the first delay, doubled each time up to the cap; each delay jittered (between half and all of it). @group Recipes */
 export interface BackoffOptions {
   /** The first delay, ms. */
   baseDelayMs?: number;
@@ -48,7 +49,7 @@ export interface BackoffOptions {
   maxDelayMs?: number;
 }
 
-/** What an at-least-once handler is given besides the item's data. */
+/** What an at-least-once handler is given besides the item's data. @group Recipes */
 export interface Delivery {
   /** How many times this item was delivered before (0 the first time). */
   redeliveries: number;
@@ -61,10 +62,11 @@ export interface Delivery {
 /**
  * An at-least-once handler: resolves when the item is handled (it is then acknowledged), throws
  * when it is not (it is then delivered again, or dead-lettered). Must be idempotent.
+ * @group Recipes
  */
 export type ConsumeHandler = (data: Buffer, delivery: Delivery) => unknown;
 
-/** Options of `consume`. */
+/** Options of `consume`. @group Recipes */
 export interface ConsumeOptions {
   /** Items handled at once by this consumer. Default 1. */
   concurrency?: number;
@@ -95,9 +97,9 @@ export interface ConsumeOptions {
   errorBackoff?: BackoffOptions;
 }
 
-/** The default {@link ConsumeOptions.redeliveryBackoff}. */
+/** The default {@link ConsumeOptions.redeliveryBackoff}. @group Recipes */
 export const DEFAULT_REDELIVERY_BACKOFF: Readonly<Required<BackoffOptions>> = { baseDelayMs: 200, maxDelayMs: 30_000 };
-/** The default {@link ConsumeOptions.errorBackoff}. */
+/** The default {@link ConsumeOptions.errorBackoff}. @group Recipes */
 export const DEFAULT_ERROR_BACKOFF: Readonly<Required<BackoffOptions>> = { baseDelayMs: 100, maxDelayMs: 5000 };
 
 /** {@link ConsumeOptions}, validated, with defaults filled in. @internal */
