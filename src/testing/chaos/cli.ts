@@ -1,0 +1,70 @@
+/**
+ * `npm run chaos -- --seconds N --seed S`: runs the chaos suite, prints one summary line and
+ * writes the report (JSON and HTML). Exits 1 when a violation was found.
+ *
+ * @internal
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { WorkloadKind } from './history.js';
+import { DEFAULT_CLIENT_COUNTS } from './plan.js';
+import { writeReport, summaryLine } from './report.js';
+import { runChaos } from './runner.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '60' },
+    seed: { type: 'string' },
+    out: { type: 'string' },
+    'session-timeout': { type: 'string', default: '4000' },
+    workloads: { type: 'string' },
+    clients: { type: 'string' },
+    quiet: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (values.help) {
+  console.log(`usage: npm run chaos -- [--seconds 60] [--seed N] [--out DIR] [--session-timeout 4000]
+       [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once]
+       [--clients N (per workload)] [--quiet]`);
+  process.exit(0);
+}
+
+const int = (s: string | undefined, what: string): number | undefined => {
+  if (s === undefined) return undefined;
+  const n = Number(s);
+  if (!Number.isInteger(n) || n < 0) {
+    console.error(`--${what} must be a non-negative integer, got ${s}`);
+    process.exit(2);
+  }
+  return n;
+};
+const kinds = Object.keys(DEFAULT_CLIENT_COUNTS) as WorkloadKind[];
+const chosen = values.workloads?.split(',').map((s) => s.trim()) ?? kinds;
+for (const k of chosen) {
+  if (!kinds.includes(k as WorkloadKind)) {
+    console.error(`unknown workload ${k}; choose among ${kinds.join(', ')}`);
+    process.exit(2);
+  }
+}
+const perWorkload = int(values.clients, 'clients');
+const clients = Object.fromEntries(kinds.map((k) => [k, chosen.includes(k) ? (perWorkload ?? DEFAULT_CLIENT_COUNTS[k]) : 0]));
+const seconds = int(values.seconds, 'seconds') ?? 60;
+const seed = int(values.seed, 'seed') ?? randomBytes(4).readUInt32BE();
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const dir = resolve(values.out ?? join('chaos-reports', `${stamp}-seed-${seed}`));
+const { history, result } = await runChaos({
+  seconds,
+  seed,
+  sessionTimeoutMs: int(values['session-timeout'], 'session-timeout') ?? 4000,
+  clients,
+  log: values.quiet ? () => undefined : (line) => console.error(line),
+  logDir: dir,
+});
+const files = await writeReport(dir, history, result);
+for (const v of result.violations.slice(0, 20)) console.error(`violation [${v.check}${v.workload ? ` ${v.workload}` : ''}] ${v.message}`);
+console.log(`${summaryLine(history, result)} report=${files.html}`);
+process.exit(result.violations.length === 0 ? 0 : 1);

@@ -1,0 +1,282 @@
+/**
+ * {@link Nemesis}: a seeded schedule of faults against a {@link TestingCluster} and the
+ * proxies of its clients, recorded in a chaos history.
+ *
+ * @module
+ */
+import type { TestingCluster } from '../cluster.js';
+import type { ChaosProxy } from '../proxy.js';
+import type { FaultKind, HistoryRecorder } from './history.js';
+import type { SeededRandom } from './random.js';
+
+/** A client the nemesis can hurt: its proxies (one per member), and how to expire its session. */
+export interface NemesisClient {
+  /** The client's name, as in the history. */
+  readonly name: string;
+  /** Every proxy it connects through (its only routes to the ensemble). */
+  readonly proxies: readonly ChaosProxy[];
+  /** Forces its current session to expire on the server; resolves to a note for the history. */
+  expire?(): Promise<string>;
+}
+
+/** Options of a {@link Nemesis}. */
+export interface NemesisOptions {
+  /** The ensemble (3 members or more: one member down at a time keeps a quorum). */
+  cluster: TestingCluster;
+  /** The clients (faults of the client track pick among them). */
+  clients: readonly NemesisClient[];
+  /** The seeded generator: the same seed gives the same sequence of choices. */
+  random: SeededRandom;
+  /** Where faults, member states and leader changes are recorded (as client `nemesis`). */
+  recorder: HistoryRecorder;
+  /** The clients' session timeout T, ms: partitions last 1.3-2.2 T, past it. */
+  sessionTimeoutMs: number;
+  /** Relative weights of the fault kinds (0 disables one). Default: every kind, members and clients alike. */
+  weights?: Partial<Record<FaultKind, number>>;
+  /** Whether a client holds something right now: partitions prefer holders. */
+  holding?: (client: string) => boolean;
+}
+
+/** Options of {@link Nemesis.run}. */
+export interface NemesisRunOptions {
+  /** How long to inject faults, ms. */
+  durationMs: number;
+  /** Stops early. */
+  signal?: AbortSignal;
+}
+
+/** The default weight of every fault kind. */
+export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
+  'kill-leader': 2,
+  'kill-follower': 2,
+  'stop-leader': 1,
+  'stop-follower': 1,
+  partition: 3,
+  expire: 2,
+  drop: 2,
+  latency: 2,
+};
+
+const MEMBER_FAULTS = ['kill-leader', 'kill-follower', 'stop-leader', 'stop-follower'] as const;
+const CLIENT_FAULTS = ['partition', 'expire', 'drop', 'latency'] as const;
+
+/** Resolves after `ms` or when `signal` aborts (a fault schedule's pause, not synchronization). */
+function idle(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Injects faults on a seeded schedule, in two tracks that run side by side:
+ *
+ * - **members**: SIGKILL or SIGTERM the leader or a follower, keep it down for 1-4 s, restart
+ *   it and wait for a quorum again; one member down at a time, so a quorum always stays;
+ * - **clients**: blackhole every proxy of one client past its session timeout (preferring one
+ *   that holds a lock: the dangerous case), force its session to expire, drop its connections,
+ *   or delay its traffic by 50-600 ms for a few seconds.
+ *
+ * Every fault is recorded as a `fault` start and end, member ups and downs as `member` events,
+ * and the leader (polled every 250 ms) as `leader` events. The sequence of choices is a function
+ * of the seed; the timing, and which member leads, come from the run.
+ *
+ * @example
+ * ```ts
+ * const nemesis = new Nemesis({ cluster, clients, random: new SeededRandom(7), recorder, sessionTimeoutMs: 4000 });
+ * await nemesis.run({ durationMs: 60_000 });   // heals everything before it resolves
+ * ```
+ */
+export class Nemesis {
+  readonly #o: NemesisOptions;
+  readonly #weights: Record<FaultKind, number>;
+  readonly #down = new Set<number>();
+  #faults = 0;
+
+  /** Creates a nemesis; nothing happens until {@link Nemesis.run}. */
+  constructor(options: NemesisOptions) {
+    if (options.cluster.members.length < 3) throw new RangeError('the nemesis needs an ensemble of 3 members or more (one may be down)');
+    this.#o = options;
+    this.#weights = { ...DEFAULT_FAULT_WEIGHTS, ...options.weights };
+  }
+
+  /** Faults injected so far. */
+  get faults(): number {
+    return this.#faults;
+  }
+
+  /** Runs both tracks for `durationMs`, then heals every fault and waits for a quorum. */
+  async run(options: NemesisRunOptions): Promise<void> {
+    // A plain controller and timer: a composite of AbortSignal.timeout can be collected early.
+    const over = new AbortController();
+    const timer = setTimeout(() => over.abort(), options.durationMs);
+    const onAbort = (): void => over.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const stop = over.signal;
+    const leaders = new AbortController();
+    for (const m of this.#o.cluster.members) this.#o.recorder.record({ type: 'member', member: m.id, state: m.running ? 'up' : 'down' });
+    const watching = this.#watchLeader(leaders.signal);
+    try {
+      await Promise.all([this.#memberTrack(stop), this.#clientTrack(stop)]);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      await this.heal();
+      leaders.abort();
+      await watching;
+    }
+  }
+
+  /** Ends every fault: proxies back to pass, stopped members restarted, a quorum awaited. */
+  async heal(): Promise<void> {
+    for (const c of this.#o.clients) for (const p of c.proxies) {
+      p.reject(false);
+      p.pass();
+    }
+    for (const m of this.#o.cluster.members) {
+      if (!m.running) {
+        await m.restart({ timeoutMs: 60_000 });
+        this.#down.delete(m.id);
+        this.#o.recorder.record({ type: 'member', member: m.id, state: 'up' });
+      }
+    }
+    await this.#o.cluster.waitForQuorum({ timeoutMs: 60_000 });
+  }
+
+  #enabled<K extends FaultKind>(kinds: readonly K[]): Partial<Record<K, number>> {
+    const out: Partial<Record<K, number>> = {};
+    for (const k of kinds) if (this.#weights[k] > 0) out[k] = this.#weights[k];
+    return out;
+  }
+
+  async #memberTrack(stop: AbortSignal): Promise<void> {
+    const random = this.#o.random.fork('members');
+    const weights = this.#enabled(MEMBER_FAULTS);
+    if (Object.keys(weights).length === 0) return;
+    while (!stop.aborted) {
+      await idle(random.int(1000, 4000), stop);
+      if (stop.aborted) return;
+      const kind = random.weighted(weights as Record<(typeof MEMBER_FAULTS)[number], number>);
+      const downMs = random.int(1000, 4000);
+      const pickIndex = random.next();
+      await this.crashMember(kind, downMs, pickIndex);
+    }
+  }
+
+  /**
+   * Crashes one member: `kill-*` with SIGKILL, `stop-*` with SIGTERM, the leader or a follower
+   * (`pick` in [0, 1) chooses among followers); keeps it down `downMs`, restarts it and waits
+   * for a quorum. Resolves to the member's id.
+   */
+  async crashMember(kind: (typeof MEMBER_FAULTS)[number], downMs: number, pick = 0): Promise<number> {
+    const { cluster, recorder } = this.#o;
+    const leader = await cluster.waitForQuorum({ timeoutMs: 60_000 });
+    const followers = cluster.members.filter((m) => m.id !== leader && m.running).map((m) => m.id);
+    const target = kind.endsWith('leader') ? leader : (followers[Math.floor(pick * followers.length)] ?? leader);
+    const id = ++this.#faults;
+    const how = kind.startsWith('kill') ? 'SIGKILL' : 'SIGTERM';
+    recorder.record({ type: 'fault', phase: 'start', id, fault: kind, target: `member-${target}`, detail: `${how}, down ${downMs} ms` });
+    this.#down.add(target);
+    if (how === 'SIGKILL') await cluster.kill(target);
+    else await cluster.stop(target);
+    recorder.record({ type: 'member', member: target, state: 'down' });
+    await new Promise((r) => setTimeout(r, downMs));
+    let restarted = 'restarted';
+    try {
+      await cluster.restart(target, { timeoutMs: 60_000 });
+    } catch (err) {
+      restarted = `restart failed once (${err instanceof Error ? err.message.split('\n')[0] : String(err)}), retried`;
+      await cluster.restart(target, { timeoutMs: 60_000 });
+    }
+    this.#down.delete(target);
+    recorder.record({ type: 'member', member: target, state: 'up' });
+    await cluster.waitForQuorum({ timeoutMs: 60_000 });
+    recorder.record({ type: 'fault', phase: 'end', id, fault: kind, target: `member-${target}`, detail: restarted });
+    return target;
+  }
+
+  async #clientTrack(stop: AbortSignal): Promise<void> {
+    const random = this.#o.random.fork('clients');
+    const weights = this.#enabled(CLIENT_FAULTS);
+    if (Object.keys(weights).length === 0 || this.#o.clients.length === 0) return;
+    while (!stop.aborted) {
+      await idle(random.int(500, 2500), stop);
+      if (stop.aborted) return;
+      const kind = random.weighted(weights as Record<(typeof CLIENT_FAULTS)[number], number>);
+      const preferHolder = random.chance(0.75);
+      const pick = random.next();
+      const amount = random.next();
+      const holders = this.#o.clients.filter((c) => this.#o.holding?.(c.name));
+      const pool = kind === 'partition' && preferHolder && holders.length > 0 ? holders : this.#o.clients;
+      const target = pool[Math.floor(pick * pool.length)] ?? pool[0];
+      if (target) await this.hurtClient(kind, target, amount);
+    }
+  }
+
+  /**
+   * Injects one client fault; `amount` in [0, 1) scales its duration (partition: 1.3-2.2 T;
+   * latency: 50-600 ms for 1-4 s).
+   */
+  async hurtClient(kind: (typeof CLIENT_FAULTS)[number], client: NemesisClient, amount = 0.5): Promise<void> {
+    const { recorder, sessionTimeoutMs: T } = this.#o;
+    const id = ++this.#faults;
+    const start = (detail: string): void => void recorder.record({ type: 'fault', phase: 'start', id, fault: kind, target: client.name, detail });
+    const end = (detail: string): void => void recorder.record({ type: 'fault', phase: 'end', id, fault: kind, target: client.name, detail });
+    switch (kind) {
+      case 'partition': {
+        const ms = Math.round(T * (1.3 + 0.9 * amount));
+        start(`blackhole every proxy for ${ms} ms (${(ms / T).toFixed(2)} x the session timeout)`);
+        for (const p of client.proxies) p.blackhole();
+        await new Promise((r) => setTimeout(r, ms));
+        for (const p of client.proxies) p.pass();
+        end('healed');
+        return;
+      }
+      case 'latency': {
+        const ms = Math.round(50 + 550 * amount);
+        const forMs = Math.round(1000 + 3000 * amount);
+        start(`${ms} ms each way for ${forMs} ms`);
+        for (const p of client.proxies) p.latency(ms);
+        await new Promise((r) => setTimeout(r, forMs));
+        for (const p of client.proxies) p.pass();
+        end('healed');
+        return;
+      }
+      case 'drop': {
+        start('every open connection destroyed');
+        for (const p of client.proxies) p.dropAll();
+        end('dropped');
+        return;
+      }
+      case 'expire': {
+        start('join the session with its credentials and close it');
+        let detail: string;
+        try {
+          detail = client.expire ? await client.expire() : 'no expire hook: skipped';
+        } catch (err) {
+          detail = `not expired: ${err instanceof Error ? err.message : String(err)}`;
+        }
+        end(detail);
+        return;
+      }
+    }
+  }
+
+  async #watchLeader(signal: AbortSignal): Promise<void> {
+    let last: number | null | undefined;
+    while (!signal.aborted) {
+      const leader = (await this.#o.cluster.leaderId({ timeoutMs: 1000 }).catch(() => undefined)) ?? null;
+      if (leader !== last) {
+        last = leader;
+        this.#o.recorder.record({ type: 'leader', member: leader });
+      }
+      await idle(250, signal);
+    }
+  }
+}
