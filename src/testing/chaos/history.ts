@@ -286,7 +286,12 @@ export interface RunMeta {
   /** The clients' negotiated-for session timeout, ms. */
   sessionTimeoutMs: number;
   /** Every client: its name and workload. */
-  clients: { name: string; workload: string }[];
+  clients: {
+    /** The client's name. */
+    name: string;
+    /** Its workload's name. */
+    workload: string;
+  }[];
   /** Every workload. */
   workloads: WorkloadSpec[];
   /** Server ids of the ensemble members. */
@@ -312,7 +317,12 @@ export interface FinalState {
   /** Items still in each queue after the drain, by workload (payloads). */
   queueItems: Record<string, string[]>;
   /** Ephemeral nodes under the run's base path after every client closed (path and owner). */
-  ephemerals: { path: string; owner: string }[];
+  ephemerals: {
+    /** The node's path. */
+    path: string;
+    /** Its owner session (`0x...`). */
+    owner: string;
+  }[];
   /** Per member. */
   members: MemberLeftovers[];
 }

@@ -9,6 +9,14 @@ import { chaosNow } from './clock.js';
 import type { ResourceEvent } from './history.js';
 import { LOOPBACK } from '../ports.js';
 
+/** What a register of a {@link FencedResource} holds. */
+export interface RegisterState {
+  /** The last accepted value. */
+  value: number;
+  /** The highest accepted token. */
+  token: bigint;
+}
+
 /** A write sent to a {@link FencedResource}. */
 interface WriteRequest {
   id: number;
@@ -71,7 +79,7 @@ export class FencedResource {
   }
 
   /** The last accepted value and token of `register`, if any was accepted. */
-  state(register: string): { value: number; token: bigint } | undefined {
+  state(register: string): RegisterState | undefined {
     const token = this.#highest.get(register);
     const value = this.#values.get(register);
     return token === undefined || value === undefined ? undefined : { value, token };
@@ -119,7 +127,11 @@ export class FencedResourceClient {
   readonly #pending = new Map<number, { resolve: (accepted: boolean) => void; reject: (err: Error) => void }>();
   #next = 0;
 
-  private constructor(socket: Socket, readonly writer: string) {
+  /** The name this client's writes carry. */
+  readonly writer: string;
+
+  private constructor(socket: Socket, writer: string) {
+    this.writer = writer;
     this.#socket = socket;
     onLines(socket, (line) => {
       const reply = JSON.parse(line) as WriteReply;

@@ -45,9 +45,26 @@ export interface CheckStats {
   /** Acknowledged counter increments, per workload. */
   increments: Record<string, number>;
   /** Writes the fenced resource accepted and rejected. */
-  resource: { accepted: number; rejected: number };
+  resource: {
+    /** Writes accepted. */
+    accepted: number;
+    /** Writes rejected (a stale token). */
+    rejected: number;
+  };
   /** Acknowledged puts, takes and resolved handlers, per queue workload. */
-  queue: Record<string, { acked: number; taken: number; handled: number; remaining: number }>;
+  queue: Record<
+    string,
+    {
+      /** Acknowledged puts. */
+      acked: number;
+      /** Items returned by take(). */
+      taken: number;
+      /** Handlers that resolved. */
+      handled: number;
+      /** Items left after the drain. */
+      remaining: number;
+    }
+  >;
 }
 
 /** The result of {@link checkHistory}: every violation found, and counts. */
