@@ -143,7 +143,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     const queues = workloads.filter((w) => w.kind.startsWith('queue'));
     // Producers stop; consumers empty the queues (sessions lost in the last faults recover first).
     await waitFor(async () => (await Promise.all(queues.map((w) => new DistributedQueue(session, w.path).size()))).every((n) => n === 0), {
-      timeoutMs: 30_000 + 3 * T,
+      timeoutMs: 15_000 + 2 * T,
       intervalMs: 250,
       message: 'queues drained',
     }).catch(() => recorder.record({ type: 'note', level: 'info', message: 'queues not drained within the deadline' }));
