@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { WorkloadKind } from './history.js';
+import type { FaultKind, WorkloadKind } from './history.js';
+import { DEFAULT_FAULT_WEIGHTS } from './nemesis.js';
 import { DEFAULT_CLIENT_COUNTS } from './plan.js';
 import { writeReport, summaryLine } from './report.js';
 import { runChaos } from './runner.js';
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     'session-timeout': { type: 'string', default: '4000' },
     workloads: { type: 'string' },
     clients: { type: 'string' },
+    faults: { type: 'string' },
     quiet: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -29,7 +31,8 @@ const { values } = parseArgs({
 if (values.help) {
   console.log(`usage: npm run chaos -- [--seconds 60] [--seed N] [--out DIR] [--session-timeout 4000]
        [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once]
-       [--clients N (per workload)] [--quiet]`);
+       [--clients N (per workload)] [--faults kind=weight,...] [--quiet]
+fault kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')} (weight 0 disables one)`);
   process.exit(0);
 }
 
@@ -52,6 +55,15 @@ for (const k of chosen) {
 }
 const perWorkload = int(values.clients, 'clients');
 const clients = Object.fromEntries(kinds.map((k) => [k, chosen.includes(k) ? (perWorkload ?? DEFAULT_CLIENT_COUNTS[k]) : 0]));
+const faults: Partial<Record<FaultKind, number>> = {};
+for (const pair of values.faults?.split(',') ?? []) {
+  const [kind = '', weight = ''] = pair.split('=');
+  if (!(kind in DEFAULT_FAULT_WEIGHTS) || !(Number(weight) >= 0)) {
+    console.error(`--faults takes kind=weight pairs; kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')}; got ${pair}`);
+    process.exit(2);
+  }
+  faults[kind as FaultKind] = Number(weight);
+}
 const seconds = int(values.seconds, 'seconds') ?? 60;
 const seed = int(values.seed, 'seed') ?? randomBytes(4).readUInt32BE();
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -61,6 +73,7 @@ const { history, result } = await runChaos({
   seed,
   sessionTimeoutMs: int(values['session-timeout'], 'session-timeout') ?? 4000,
   clients,
+  faults,
   log: values.quiet ? () => undefined : (line) => console.error(line),
   logDir: dir,
 });

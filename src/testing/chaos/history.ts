@@ -188,7 +188,8 @@ export type FaultKind =
   | 'partition'
   | 'expire'
   | 'drop'
-  | 'latency';
+  | 'latency'
+  | 'pause';
 
 /** A fault began (`start`) or was healed (`end`). */
 export interface FaultEvent extends EventBase {

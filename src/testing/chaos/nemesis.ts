@@ -17,6 +17,10 @@ export interface NemesisClient {
   readonly proxies: readonly ChaosProxy[];
   /** Forces its current session to expire on the server; resolves to a note for the history. */
   expire?(): Promise<string>;
+  /** Stops the client's process (SIGSTOP), as a long GC pause or a suspended VM would. */
+  pause?(): void;
+  /** Lets a paused process run again (SIGCONT). */
+  resume?(): void;
 }
 
 /** Options of a {@link Nemesis}. */
@@ -55,10 +59,11 @@ export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
   expire: 2,
   drop: 2,
   latency: 2,
+  pause: 1,
 };
 
 const MEMBER_FAULTS = ['kill-leader', 'kill-follower', 'stop-leader', 'stop-follower'] as const;
-const CLIENT_FAULTS = ['partition', 'expire', 'drop', 'latency'] as const;
+const CLIENT_FAULTS = ['partition', 'expire', 'drop', 'latency', 'pause'] as const;
 
 /** Resolves after `ms` or when `signal` aborts (a fault schedule's pause, not synchronization). */
 function idle(ms: number, signal: AbortSignal): Promise<void> {
@@ -81,7 +86,8 @@ function idle(ms: number, signal: AbortSignal): Promise<void> {
  *   it and wait for a quorum again; one member down at a time, so a quorum always stays;
  * - **clients**: blackhole every proxy of one client past its session timeout (preferring one
  *   that holds a lock: the dangerous case), force its session to expire, drop its connections,
- *   or delay its traffic by 50-600 ms for a few seconds.
+ *   delay its traffic by 50-600 ms for a few seconds, or pause its process (SIGSTOP) past its
+ *   session timeout (a holder that cannot be told: only fencing tokens protect then).
  *
  * Every fault is recorded as a `fault` start and end, member ups and downs as `member` events,
  * and the leader (polled every 250 ms) as `leader` events. The sequence of choices is a function
@@ -135,9 +141,12 @@ export class Nemesis {
 
   /** Ends every fault: proxies back to pass, stopped members restarted, a quorum awaited. */
   async heal(): Promise<void> {
-    for (const c of this.#o.clients) for (const p of c.proxies) {
-      p.reject(false);
-      p.pass();
+    for (const c of this.#o.clients) {
+      c.resume?.();
+      for (const p of c.proxies) {
+        p.reject(false);
+        p.pass();
+      }
     }
     for (const m of this.#o.cluster.members) {
       if (!m.running) {
@@ -213,15 +222,15 @@ export class Nemesis {
       const pick = random.next();
       const amount = random.next();
       const holders = this.#o.clients.filter((c) => this.#o.holding?.(c.name));
-      const pool = kind === 'partition' && preferHolder && holders.length > 0 ? holders : this.#o.clients;
+      const pool = (kind === 'partition' || kind === 'pause') && preferHolder && holders.length > 0 ? holders : this.#o.clients;
       const target = pool[Math.floor(pick * pool.length)] ?? pool[0];
       if (target) await this.hurtClient(kind, target, amount);
     }
   }
 
   /**
-   * Injects one client fault; `amount` in [0, 1) scales its duration (partition: 1.3-2.2 T;
-   * latency: 50-600 ms for 1-4 s).
+   * Injects one client fault; `amount` in [0, 1) scales its duration (partition and pause:
+   * 1.3-2.2 T; latency: 50-600 ms for 1-4 s).
    */
   async hurtClient(kind: (typeof CLIENT_FAULTS)[number], client: NemesisClient, amount = 0.5): Promise<void> {
     const { recorder, sessionTimeoutMs: T } = this.#o;
@@ -236,6 +245,20 @@ export class Nemesis {
         await new Promise((r) => setTimeout(r, ms));
         for (const p of client.proxies) p.pass();
         end('healed');
+        return;
+      }
+      case 'pause': {
+        const ms = Math.round(T * (1.3 + 0.9 * amount));
+        if (!client.pause || !client.resume) {
+          start('no pause hook');
+          end('skipped');
+          return;
+        }
+        start(`SIGSTOP for ${ms} ms (${(ms / T).toFixed(2)} x the session timeout), then SIGCONT`);
+        client.pause();
+        await new Promise((r) => setTimeout(r, ms));
+        client.resume();
+        end('resumed');
         return;
       }
       case 'latency': {

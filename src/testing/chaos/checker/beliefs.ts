@@ -82,30 +82,51 @@ export function faultsDuring(history: ChaosHistory, from: number, to: number): C
   return history.events.filter((e) => e.type === 'fault' && e.phase === 'start' && e.t <= to && (ends.get(e.id) ?? Infinity) >= from);
 }
 
+/** Where and why a belief stops counting for exclusion (see {@link excusedCuts}). */
+export interface Cut {
+  /** The instant the interval stops counting. */
+  at: number;
+  /** `forced-expiry`: SUSPENDED, then its session was closed by a third party; `paused`: its process was stopped. */
+  why: 'forced-expiry' | 'paused';
+}
+
 /**
- * For intervals ended by a forced expiry: when their client became SUSPENDED for good before
- * being told LOST. A forced expiry (the session closed by a third party with its credentials,
- * as {@link expireSessionByTicket} does) ends a session before its timeout, which no loss clock
- * can foresee; what a holder can be promised then is to be SUSPENDED (told its lock may be lost)
- * before anyone else is granted, and LOST as soon as it hears. Returns, per interval (by
- * client and attempt), the instant it became SUSPENDED, when an expire fault on its client
- * overlaps that suspension and the belief ended `lost`.
+ * The intervals that count for exclusion only up to some instant, because the fault made the
+ * promise impossible to keep, and what a holder is promised instead:
+ * - **forced expiry**: a session closed by a third party with its credentials (as
+ *   {@link expireSessionByTicket} does) ends before its timeout, which no loss clock can
+ *   foresee. The holder is promised to be SUSPENDED (told its lock may be lost) before anyone
+ *   else is granted, and LOST as soon as it hears: an interval ended `lost` counts up to the
+ *   instant its client became SUSPENDED for good, when an expire fault on its client overlaps
+ *   that suspension.
+ * - **paused** (SIGSTOP past the session timeout): a stopped process cannot be told anything;
+ *   only fencing protects what it writes when it wakes up (the resource and counter checks
+ *   still apply). An interval open when its client was paused counts up to the pause.
  */
-export function forcedExpiryCuts(history: ChaosHistory, intervals: readonly BeliefInterval[]): Map<BeliefInterval, number> {
+export function excusedCuts(history: ChaosHistory, intervals: readonly BeliefInterval[]): Map<BeliefInterval, Cut> {
   const sessions = new Map<string, { t: number; state: string }[]>();
-  const expiries = new Map<string, { start: number; end: number }[]>();
-  const open = new Map<number, { target: string; start: number }>();
+  const faults = new Map<string, { fault: string; start: number; end: number }[]>();
+  const open = new Map<number, { target: string; fault: string; start: number }>();
   for (const e of history.events) {
     if (e.type === 'session') sessions.set(e.client, [...(sessions.get(e.client) ?? []), { t: e.t, state: e.state }]);
-    if (e.type === 'fault' && e.fault === 'expire') {
-      if (e.phase === 'start') open.set(e.id, { target: e.target, start: e.t });
+    if (e.type === 'fault' && (e.fault === 'expire' || e.fault === 'pause')) {
+      if (e.phase === 'start') open.set(e.id, { target: e.target, fault: e.fault, start: e.t });
       const started = open.get(e.id);
-      if (e.phase === 'end' && started) expiries.set(started.target, [...(expiries.get(started.target) ?? []), { start: started.start, end: e.t }]);
+      if (e.phase === 'end' && started) {
+        faults.set(started.target, [...(faults.get(started.target) ?? []), { fault: started.fault, start: started.start, end: e.t }]);
+        open.delete(e.id);
+      }
     }
   }
-  for (const o of open.values()) expiries.set(o.target, [...(expiries.get(o.target) ?? []), { start: o.start, end: Infinity }]);
-  const cuts = new Map<BeliefInterval, number>();
+  for (const o of open.values()) faults.set(o.target, [...(faults.get(o.target) ?? []), { fault: o.fault, start: o.start, end: Infinity }]);
+  const cuts = new Map<BeliefInterval, Cut>();
   for (const i of intervals) {
+    const mine = faults.get(i.client) ?? [];
+    const paused = mine.find((f) => f.fault === 'pause' && f.start > i.start && f.start < i.end);
+    if (paused) {
+      cuts.set(i, { at: paused.start, why: 'paused' });
+      continue;
+    }
     if (i.ended?.why !== 'lost') continue;
     let suspendedAt: number | undefined;
     for (const s of sessions.get(i.client) ?? []) {
@@ -115,7 +136,7 @@ export function forcedExpiryCuts(history: ChaosHistory, intervals: readonly Beli
     }
     if (suspendedAt === undefined || suspendedAt < i.start) continue;
     const from = suspendedAt;
-    if ((expiries.get(i.client) ?? []).some((x) => x.start <= i.end && x.end >= from)) cuts.set(i, from);
+    if (mine.some((x) => x.fault === 'expire' && x.start <= i.end && x.end >= from)) cuts.set(i, { at: from, why: 'forced-expiry' });
   }
   return cuts;
 }

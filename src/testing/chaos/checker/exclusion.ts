@@ -4,7 +4,7 @@
  * @module
  */
 import type { ChaosHistory, WorkloadSpec } from '../history.js';
-import { excerpt, faultsDuring, forcedExpiryCuts, type BeliefInterval } from './beliefs.js';
+import { excerpt, excusedCuts, faultsDuring, type BeliefInterval, type Cut } from './beliefs.js';
 import type { Violation } from './types.js';
 
 /** Whether `a` and `b` may hold at once on a read-write lock: two reads, or a write and its own downgrade. */
@@ -21,27 +21,34 @@ export function rwCompatible(a: BeliefInterval, b: BeliefInterval): boolean {
  * a lock or leadership allows one holder, a semaphore `maxLeases` leases, a read-write lock
  * readers together or one writer (with its own downgrade read).
  *
- * A holder whose session was force-expired while it was SUSPENDED counts as holding only until
- * it was SUSPENDED (see {@link forcedExpiryCuts}); overlaps this forgives are returned as
- * `excused`, so they stay visible.
+ * A holder whose session was force-expired while it was SUSPENDED, or whose process was paused,
+ * counts as holding only up to then (see {@link excusedCuts}); overlaps this forgives are
+ * returned as `excused`, so they stay visible.
  */
 export function checkExclusion(history: ChaosHistory, spec: WorkloadSpec, intervals: readonly BeliefInterval[], slackMs: number): { violations: Violation[]; excused: Violation[] } {
-  const cuts = forcedExpiryCuts(history, intervals);
+  const cuts = excusedCuts(history, intervals);
   const strict = sweep(history, spec, intervals, slackMs, new Map());
   if (cuts.size === 0) return { violations: strict, excused: [] };
   const violations = sweep(history, spec, intervals, slackMs, cuts);
   const real = new Set(violations.map((v) => v.message));
   const excused = strict
     .filter((v) => !real.has(v.message))
-    .map((v) => ({ ...v, message: `${v.message}; excused: an older holder was SUSPENDED (told it may have lost the lock) when its session was force-expired, and LOST once it heard` }));
+    .map((v) => {
+      const whys = new Set(v.events.flatMap((e) => [...cuts].filter(([i]) => i.grant === e).map(([, c]) => c.why)));
+      const because = [
+        ...(whys.has('forced-expiry') ? ['an older holder was SUSPENDED (told it may have lost the lock) when its session was force-expired, and LOST once it heard'] : []),
+        ...(whys.has('paused') ? ['an older holder was paused (SIGSTOP) past its session timeout: only its fencing token protects what it writes'] : []),
+      ];
+      return { ...v, message: `${v.message}; excused: ${because.join('; ')}` };
+    });
   return { violations, excused };
 }
 
 /** The sweep, with intervals of force-expired holders ending where `cuts` says. */
-function sweep(history: ChaosHistory, spec: WorkloadSpec, intervals: readonly BeliefInterval[], slackMs: number, cuts: ReadonlyMap<BeliefInterval, number>): Violation[] {
+function sweep(history: ChaosHistory, spec: WorkloadSpec, intervals: readonly BeliefInterval[], slackMs: number, cuts: ReadonlyMap<BeliefInterval, Cut>): Violation[] {
   const half = slackMs / 2;
   const shrunk = intervals
-    .map((i) => ({ i, s: i.start + half, e: (cuts.get(i) ?? i.end) - half }))
+    .map((i) => ({ i, s: i.start + half, e: (cuts.get(i)?.at ?? i.end) - half }))
     .filter((x) => x.e > x.s)
     .sort((a, b) => a.s - b.s);
   const open: typeof shrunk = [];
@@ -58,7 +65,7 @@ function sweep(history: ChaosHistory, spec: WorkloadSpec, intervals: readonly Be
     }
     if (conflicting.length > 0) {
       const all = [...conflicting, next.i];
-      const overlapEnd = Math.min(...all.map((x) => cuts.get(x) ?? x.end));
+      const overlapEnd = Math.min(...all.map((x) => cuts.get(x)?.at ?? x.end));
       const what = spec.kind === 'rwlock' ? 'conflicting read-write holders' : `${all.reduce((n, x) => n + x.leases, 0)} leases held (at most ${spec.maxLeases} allowed)`;
       violations.push({
         check: 'exclusion',

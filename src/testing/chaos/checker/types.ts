@@ -73,7 +73,8 @@ export interface CheckResult {
   violations: Violation[];
   /**
    * Overlaps that are not violations of a promise but are shown: a holder SUSPENDED when its
-   * session was force-expired by the nemesis (before its timeout, which no loss clock can foresee).
+   * session was force-expired by the nemesis (before its timeout, which no loss clock can
+   * foresee), or a holder whose process was paused (it cannot be told; fencing protects).
    */
   excused: Violation[];
   /** Counts. */

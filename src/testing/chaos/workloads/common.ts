@@ -141,3 +141,12 @@ export async function incrementAndFence(ctx: WorkloadContext, attempt: string, h
     await ctx.resource.write(register, handle.fencingToken, seq.n++);
   }
 }
+
+/**
+ * Writes the register once more at the end of a hold, if still believed: a holder that was
+ * paused (SIGSTOP) meanwhile wakes up believing, writes here with its old token, and the
+ * resource must refuse it once a newer holder has written.
+ */
+export async function fenceAgain(ctx: WorkloadContext, token: bigint, belief: Belief, seq: { n: number }): Promise<void> {
+  if (ctx.spec.register !== undefined && belief.active) await ctx.resource.write(ctx.spec.register, token, seq.n++).catch(() => undefined);
+}

@@ -7,7 +7,7 @@
  */
 import { LeaderLatch } from '../../../leader/latch.js';
 import { LeaderSelector } from '../../../leader/selector.js';
-import { believe, errorText, pause, type Belief, type WorkloadContext } from './common.js';
+import { believe, errorText, fenceAgain, pause, type Belief, type WorkloadContext } from './common.js';
 
 /** How long a leader keeps leading before it steps down. */
 function termMs(ctx: WorkloadContext): number {
@@ -38,7 +38,8 @@ export async function latchWorkload(ctx: WorkloadContext): Promise<void> {
         if (!stepDown.signal.aborted && !ctx.stop.aborted) waiting();
       }, { once: true });
       void fence(ctx, belief, token, terms);
-      void pause(termMs(ctx), signal).then((served) => {
+      void pause(termMs(ctx), signal).then(async (served) => {
+        await fenceAgain(ctx, token, belief, { n: terms });
         if (served) stepDown.abort();
       });
     });
@@ -67,6 +68,7 @@ export async function selectorWorkload(ctx: WorkloadContext): Promise<void> {
             const belief = believe(ctx, { attempt, token: term.fencingToken, leases: 1, mode: 'exclusive', sessionId: ctx.session.sessionId }, signal);
             await fence(ctx, belief, term.fencingToken, terms);
             await pause(termMs(ctx), signal);
+            await fenceAgain(ctx, term.fencingToken, belief, { n: terms });
             belief.release();
           },
           { requeue: false, signal: ctx.stop },

@@ -10,7 +10,7 @@ import { Mutex } from '../../../mutex/mutex.js';
 import { ReadWriteLock } from '../../../rwlock/rwlock.js';
 import { Semaphore } from '../../../semaphore/semaphore.js';
 import type { LockMode } from '../history.js';
-import { believe, errorText, incrementAndFence, pause, type Belief, type WorkloadContext } from './common.js';
+import { believe, errorText, fenceAgain, incrementAndFence, pause, type Belief, type WorkloadContext } from './common.js';
 
 /** How long a holder holds: mostly short, sometimes long enough to be partitioned while holding. */
 function holdMs(ctx: WorkloadContext): number {
@@ -64,6 +64,7 @@ export async function mutexWorkload(ctx: WorkloadContext): Promise<void> {
       try {
         await incrementAndFence(ctx, attempt, held.handle, held.belief, seq).catch(() => undefined);
         await pause(holdMs(ctx), held.handle.signal);
+        await fenceAgain(ctx, held.handle.fencingToken, held.belief, seq);
       } finally {
         await release(held);
       }
@@ -128,6 +129,7 @@ export async function rwlockWorkload(ctx: WorkloadContext): Promise<void> {
         try {
           await incrementAndFence(ctx, attempt, write.handle, write.belief, seq).catch(() => undefined);
           await pause(holdMs(ctx), write.handle.signal);
+          await fenceAgain(ctx, write.handle.fencingToken, write.belief, seq);
           // Downgrade: take the read lock while holding the write lock, then let the write go.
           if (ctx.random.chance(0.5) && write.belief.active) {
             read = await acquire(ctx, `${attempt}-d`, 1, 'read', () => rw.readLock().acquire(opts), attempt);
