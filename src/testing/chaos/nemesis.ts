@@ -133,9 +133,12 @@ export class Nemesis {
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
-      await this.heal();
-      leaders.abort();
-      await watching;
+      try {
+        await this.heal();
+      } finally {
+        leaders.abort();
+        await watching;
+      }
     }
   }
 
@@ -150,7 +153,7 @@ export class Nemesis {
     }
     for (const m of this.#o.cluster.members) {
       if (!m.running) {
-        await m.restart({ timeoutMs: 60_000 });
+        await this.#bringBack(m.id);
         this.#down.delete(m.id);
         this.#o.recorder.record({ type: 'member', member: m.id, state: 'up' });
       }
@@ -196,18 +199,36 @@ export class Nemesis {
     else await cluster.stop(target);
     recorder.record({ type: 'member', member: target, state: 'down' });
     await new Promise((r) => setTimeout(r, downMs));
-    let restarted = 'restarted';
-    try {
-      await cluster.restart(target, { timeoutMs: 60_000 });
-    } catch (err) {
-      restarted = `restart failed once (${err instanceof Error ? err.message.split('\n')[0] : String(err)}), retried`;
-      await cluster.restart(target, { timeoutMs: 60_000 });
-    }
+    const restarted = await this.#bringBack(target);
     this.#down.delete(target);
     recorder.record({ type: 'member', member: target, state: 'up' });
     await cluster.waitForQuorum({ timeoutMs: 60_000 });
     recorder.record({ type: 'fault', phase: 'end', id, fault: kind, target: `member-${target}`, detail: restarted });
     return target;
+  }
+
+  /**
+   * Restarts a member, up to 3 attempts of 30 s (under load a restarted member sometimes does
+   * not rejoin in time); each failure is noted with the member's log tail. Resolves to a note.
+   */
+  async #bringBack(member: number): Promise<string> {
+    const { cluster, recorder } = this.#o;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await cluster.restart(member, { timeoutMs: 30_000 });
+        return attempt === 1 ? 'restarted' : `restarted (attempt ${attempt})`;
+      } catch (err) {
+        const first = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+        const tail = cluster
+          .member(member)
+          .logs()
+          .filter((l) => !/NIOServerCnxn|^\s+at |ZooKeeperServer not running|^\s*$/.test(l))
+          .slice(-12)
+          .join('\n');
+        recorder.record({ type: 'note', level: attempt >= 3 ? 'error' : 'info', message: `member ${member} did not serve after a restart (attempt ${attempt}): ${first}\n${tail}` });
+        if (attempt >= 3) throw err;
+      }
+    }
   }
 
   async #clientTrack(stop: AbortSignal): Promise<void> {

@@ -79,6 +79,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     onEvent: (e) => {
       recorder.add(e);
       if (e.type === 'fault') log(`chaos: ${e.phase === 'start' ? 'fault' : 'healed'} #${e.id} ${e.fault} ${e.target}${e.detail ? `: ${e.detail}` : ''}`);
+      if (e.type === 'note') log(`chaos: nemesis note: ${e.message}`);
     },
   });
   const base = `/chaos/run-${seed}-${randomBytes(3).toString('hex')}`;
@@ -103,10 +104,11 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     const ensemble = cluster;
     history.meta.members = ensemble.members.map((m) => m.id);
     resource = await FencedResource.start((e) => recorder.add(e));
-    observer = await ZkSession.connect(ensemble.connectString, { sessionTimeoutMs: 30_000 });
+    const session = await ZkSession.connect(ensemble.connectString, { sessionTimeoutMs: 30_000 });
+    observer = session;
     for (const w of workloads) {
-      await observer.mkdirp(w.path);
-      if (w.counterPath !== undefined) await observer.create(w.counterPath, { data: '0' });
+      await session.mkdirp(w.path);
+      if (w.counterPath !== undefined) await session.create(w.counterPath, { data: '0' });
     }
     log('chaos: starting the clients');
     for (const plan of planned) {
@@ -137,37 +139,46 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       })),
     });
     log(`chaos: nemesis running for ${seconds} s`);
-    await nemesis.run({ durationMs: seconds * 1000 });
-    recorder.record({ type: 'note', level: 'info', message: 'nemesis done, everything healed: draining' });
-    log('chaos: draining the queues');
-    for (const c of fleet) c.send({ cmd: 'drain' });
-    const session = observer;
-    const queues = workloads.filter((w) => w.kind.startsWith('queue'));
-    // Producers stop; consumers empty the queues (sessions lost in the last faults recover first).
-    await waitFor(async () => (await Promise.all(queues.map((w) => new DistributedQueue(session, w.path).size()))).every((n) => n === 0), {
-      timeoutMs: 15_000 + 2 * T,
-      intervalMs: 250,
-      message: 'queues drained',
-    }).catch(() => recorder.record({ type: 'note', level: 'info', message: 'queues not drained within the deadline' }));
-    log('chaos: stopping the clients');
-    recorder.record({ type: 'note', level: 'info', message: 'stopping the clients' });
-    const stopped = await Promise.allSettled(fleet.map((c) => c.stop(60_000)));
-    for (const r of stopped) if (r.status === 'rejected') recorder.record({ type: 'note', level: 'error', message: String(r.reason) });
-    const final: FinalState = { counters: {}, queueItems: {}, ephemerals: [], members: [] };
-    for (const w of workloads) if (w.counterPath !== undefined) final.counters[w.name] = await counterValue(session, w.counterPath);
-    for (const w of queues) final.queueItems[w.name] = await queueItems(session, w);
-    const watches = await settleWatches(ensemble, 10_000);
-    log('chaos: closing the clients');
-    const exits = await Promise.all(fleet.map((c) => c.exit(15_000)));
-    exits.forEach((clean, i) => {
-      if (!clean) recorder.record({ type: 'note', level: 'error', message: `client ${fleet[i]?.name} did not exit when told; killed` });
+    // A nemesis that cannot heal (a member that will not rejoin) is a harness error, noted; the
+    // run goes on with the quorum it has, so the history is still checked and reported.
+    await nemesis.run({ durationMs: seconds * 1000 }).catch((err: unknown) => {
+      recorder.record({ type: 'note', level: 'error', message: `nemesis: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` });
     });
-    const clientSessions = new Set(fleet.flatMap((c) => [...c.sessionIds]));
-    // Sessions lost by a client (partitioned) expire on the server up to T after: wait for them.
-    final.members = await settleSessions(ensemble, clientSessions, watches, 2 * T + 10_000);
-    final.ephemerals = await ephemeralsUnder(session, base);
-    history.final = final;
-    await session.deleteRecursive(base).catch(() => undefined);
+    // Drain, stop and collect what is left; a failure here is noted and the history still checked.
+    const finish = async (): Promise<void> => {
+      recorder.record({ type: 'note', level: 'info', message: 'nemesis done, everything healed: draining' });
+      log('chaos: draining the queues');
+      for (const c of fleet) c.send({ cmd: 'drain' });
+      const queues = workloads.filter((w) => w.kind.startsWith('queue'));
+      // Producers stop; consumers empty the queues (sessions lost in the last faults recover first).
+      await waitFor(async () => (await Promise.all(queues.map((w) => new DistributedQueue(session, w.path).size()))).every((n) => n === 0), {
+        timeoutMs: 15_000 + 2 * T,
+        intervalMs: 250,
+        message: 'queues drained',
+      }).catch(() => recorder.record({ type: 'note', level: 'info', message: 'queues not drained within the deadline' }));
+      log('chaos: stopping the clients');
+      recorder.record({ type: 'note', level: 'info', message: 'stopping the clients' });
+      const stopped = await Promise.allSettled(fleet.map((c) => c.stop(60_000)));
+      for (const r of stopped) if (r.status === 'rejected') recorder.record({ type: 'note', level: 'error', message: String(r.reason) });
+      const final: FinalState = { counters: {}, queueItems: {}, ephemerals: [], members: [] };
+      for (const w of workloads) if (w.counterPath !== undefined) final.counters[w.name] = await counterValue(session, w.counterPath);
+      for (const w of queues) final.queueItems[w.name] = await queueItems(session, w);
+      const watches = await settleWatches(ensemble, 10_000);
+      log('chaos: closing the clients');
+      const exits = await Promise.all(fleet.map((c) => c.exit(15_000)));
+      exits.forEach((clean, i) => {
+        if (!clean) recorder.record({ type: 'note', level: 'error', message: `client ${fleet[i]?.name} did not exit when told; killed` });
+      });
+      const clientSessions = new Set(fleet.flatMap((c) => [...c.sessionIds]));
+      // Sessions lost by a client (partitioned) expire on the server up to T after: wait for them.
+      final.members = await settleSessions(ensemble, clientSessions, watches, 2 * T + 10_000);
+      final.ephemerals = await ephemeralsUnder(session, base);
+      history.final = final;
+      await session.deleteRecursive(base).catch(() => undefined);
+    };
+    await finish().catch((err: unknown) => {
+      recorder.record({ type: 'note', level: 'error', message: `the run could not finish: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` });
+    });
   } finally {
     history.meta.endedAt = chaosNow();
     for (const c of fleet) c.child.kill('SIGKILL');
