@@ -60,26 +60,29 @@ export async function settleWatches(cluster: TestingCluster, timeoutMs: number):
 }
 
 /**
- * Per member, once no client session is connected and no ephemeral is left (or after
- * `timeoutMs`): the client sessions still connected (`cons`) and the ephemeral count (`mntr`).
+ * Per member, once no client session is connected or tracked and no ephemeral is left (or after
+ * `timeoutMs`): the client sessions still connected (`cons`), the ephemeral count and, on the
+ * leader, the sessions tracked besides the harness's own `ownSessions` (`mntr`).
  */
-export async function settleSessions(cluster: TestingCluster, clientSessions: ReadonlySet<string>, watches: Map<number, number | null>, timeoutMs: number): Promise<MemberLeftovers[]> {
+export async function settleSessions(cluster: TestingCluster, clientSessions: ReadonlySet<string>, watches: Map<number, number | null>, ownSessions: number, timeoutMs: number): Promise<MemberLeftovers[]> {
   let out: MemberLeftovers[] = [];
   await waitFor(
     async () => {
       out = await Promise.all(
         cluster.members.map(async (m) => {
           const conns = await m.connections({ timeoutMs: 2000 }).catch(() => []);
-          const ephemerals = await m.mntr({ timeoutMs: 2000 }).then((s) => Number(s.zk_ephemerals_count), () => null);
+          const stats = await m.mntr({ timeoutMs: 2000 }).catch(() => undefined);
+          const leader = stats?.zk_server_state === 'leader';
           return {
             member: m.id,
             watches: watches.get(m.id) ?? null,
             clientConnections: conns.flatMap((c) => (c.sessionId !== undefined && clientSessions.has(normalize(c.sessionId)) ? [normalize(c.sessionId)] : [])),
-            ephemerals,
+            ephemerals: stats === undefined ? null : Number(stats.zk_ephemerals_count),
+            sessions: leader ? Number(stats.zk_global_sessions) - ownSessions : null,
           };
         }),
       );
-      return out.every((m) => m.clientConnections.length === 0 && m.ephemerals === 0);
+      return out.every((m) => m.clientConnections.length === 0 && m.ephemerals === 0 && (m.sessions ?? 0) <= 0) && out.some((m) => m.sessions !== null);
     },
     { timeoutMs, intervalMs: 250 },
   ).catch(() => undefined);

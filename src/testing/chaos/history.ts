@@ -309,6 +309,12 @@ export interface MemberLeftovers {
   clientConnections: string[];
   /** `mntr` zk_ephemerals_count after the clients exited (null: no answer). */
   ephemerals: number | null;
+  /**
+   * On the leader: sessions the ensemble still tracks after the clients exited (`mntr`
+   * zk_global_sessions), connected or not, besides the harness's own observer session; null on
+   * followers (or no answer).
+   */
+  sessions: number | null;
 }
 
 /** What was left at the end of a run. */

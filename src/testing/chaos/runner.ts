@@ -171,7 +171,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       });
       const clientSessions = new Set(fleet.flatMap((c) => [...c.sessionIds]));
       // Sessions lost by a client (partitioned) expire on the server up to T after: wait for them.
-      final.members = await settleSessions(ensemble, clientSessions, watches, 2 * T + 10_000);
+      final.members = await settleSessions(ensemble, clientSessions, watches, 1, 2 * T + 10_000);
       final.ephemerals = await ephemeralsUnder(session, base);
       history.final = final;
       await session.deleteRecursive(base).catch(() => undefined);

@@ -1,6 +1,7 @@
 /**
  * Nothing left at the end: no ephemeral nodes (locks, latches, claims, consumer lines) under the
- * base path, no watches, no client session still connected, on any member; and no client crashed.
+ * base path, no watches, no client session still connected, on any member, none tracked by the
+ * leader; and no client crashed.
  *
  * @module
  */
@@ -25,6 +26,7 @@ export function checkLeftovers(history: ChaosHistory): Violation[] {
     if (m.watches === null || m.ephemerals === null) v.push({ check: 'leftovers', message: `member ${m.member} did not answer mntr at the end`, events: [] });
     if (m.watches !== null && m.watches > 0) v.push({ check: 'leftovers', message: `member ${m.member} still holds ${m.watches} watches after every client closed its recipes`, events: [] });
     if (m.ephemerals !== null && m.ephemerals > 0) v.push({ check: 'leftovers', message: `member ${m.member} still holds ${m.ephemerals} ephemeral nodes after the clients exited`, events: [] });
+    if (m.sessions !== null && m.sessions > 0) v.push({ check: 'leftovers', message: `the leader (member ${m.member}) still tracks ${m.sessions} sessions besides the harness's after the clients exited`, events: [] });
     if (m.clientConnections.length > 0) v.push({ check: 'leftovers', message: `member ${m.member} still has client sessions connected after the clients exited: ${m.clientConnections.join(', ')}`, events: [] });
   }
   return v;
