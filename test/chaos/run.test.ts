@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runChaos, summaryLine, writeReport, type ChaosRunResult, type Violation } from '../../src/testing/index.js';
+import { CI_CLIENT_COUNTS, CI_SEED, runChaos, summaryLine, writeReport, type ChaosRunResult, type Violation } from '../../src/testing/index.js';
 
-const seed = Number(process.env.CHAOS_SEED ?? 20261201);
+const seed = Number(process.env.CHAOS_SEED ?? CI_SEED);
 const seconds = Number(process.env.CHAOS_SECONDS ?? 60);
 let run: ChaosRunResult | undefined;
 let report = '';
@@ -19,7 +19,7 @@ test(`chaos run: seed ${seed}, ${seconds} s of faults`, { timeout: 230_000 }, as
     seconds,
     seed,
     sessionTimeoutMs: 4000,
-    clients: { mutex: 2, semaphore: 3, rwlock: 2, latch: 2, selector: 2, 'queue-at-most-once': 2, 'queue-at-least-once': 2 },
+    clients: CI_CLIENT_COUNTS,
   });
   report = (await writeReport(join(tmpdir(), `zk-recipes-chaos-seed-${seed}`), run.history, run.result)).html;
   t.diagnostic(summaryLine(run.history, run.result));

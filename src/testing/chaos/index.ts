@@ -38,7 +38,7 @@ export {
 } from './history.js';
 export { renderHtml } from './html.js';
 export { DEFAULT_FAULT_WEIGHTS, Nemesis, type NemesisClient, type NemesisOptions, type NemesisRunOptions } from './nemesis.js';
-export { DEFAULT_CLIENT_COUNTS, type ClientCounts } from './plan.js';
+export { CI_CLIENT_COUNTS, CI_SEED, DEFAULT_CLIENT_COUNTS, type ClientCounts } from './plan.js';
 export { SeededRandom } from './random.js';
 export { summaryLine, writeReport, type ReportFiles } from './report.js';
 export { FencedResource, FencedResourceClient, type RegisterState } from './resource.js';

@@ -19,6 +19,20 @@ export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   'queue-at-least-once': 2,
 };
 
+/** The CI mix (`--ci`, and the chaos run of `npm test`): 15 clients, every recipe. */
+export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
+  mutex: 2,
+  semaphore: 3,
+  rwlock: 2,
+  latch: 2,
+  selector: 2,
+  'queue-at-most-once': 2,
+  'queue-at-least-once': 2,
+};
+
+/** The seed of the CI run (`--ci`, and the chaos run of `npm test`). */
+export const CI_SEED = 20261201;
+
 /** One client of the plan. */
 export interface PlannedClient {
   /** Unique name, e.g. `mutex-1`. */
