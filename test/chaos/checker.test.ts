@@ -22,7 +22,7 @@ const clean = (): FinalState => ({
 function history(events: ChaosEvent[], final: Partial<FinalState> | null = {}): ChaosHistory {
   return {
     version: 1,
-    meta: { seed: 1, seconds: 1, startedAt: 0, endedAt: 10_000, sessionTimeoutMs: 4000, clients: [], workloads: ALL, members: [1, 2, 3] },
+    meta: { seed: 1, seconds: 1, startedAt: 0, endedAt: 10_000, sessionTimeoutMs: 4000, clients: [{ name: 'q', workload: 'take' }], workloads: ALL, members: [1, 2, 3] },
     events,
     ...(final !== null && { final: { ...clean(), ...final } }),
   };
@@ -149,6 +149,8 @@ const cases: Case[] = [
   { name: 'at-most-once: an item nobody put', history: history([take(30, 'ghost')]), fails: ['queue'] },
   { name: 'at-most-once: an acknowledged put vanished', history: history([...put(10, 'take', 'i1')]), fails: ['queue'] },
   { name: 'at-most-once: a failed take may have lost one', history: history([...put(10, 'take', 'i1'), take(30)]), fails: [] },
+  { name: "at-most-once: a taker's dropped connection may have lost one", history: history([...put(10, 'take', 'i1'), session(30, 'q', 'SUSPENDED'), session(40, 'q', 'RECONNECTED')]), fails: [] },
+  { name: "at-most-once: another client's dropped connection loses nothing", history: history([...put(10, 'take', 'i1'), session(30, 'p', 'SUSPENDED')]), fails: ['queue'] },
   { name: 'at-most-once: a put that failed may be missing', history: history([...put(10, 'take', 'i1', 'fail')]), fails: [] },
   { name: 'at-least-once: every put handled, once or more', history: history([...put(10, 'consume', 'c1'), ...handled(20, 'c1', 'threw'), ...handled(30, 'c1'), ...handled(40, 'c1')]), fails: [] },
   { name: 'at-least-once: an acknowledged put never handled to completion', history: history([...put(10, 'consume', 'c1'), ...handled(20, 'c1', 'threw')]), fails: ['queue'] },

@@ -6,9 +6,11 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { FaultKind, WorkloadKind } from './history.js';
+import { checkHistory } from './checker/index.js';
+import type { ChaosHistory, FaultKind, WorkloadKind } from './history.js';
 import { DEFAULT_FAULT_WEIGHTS } from './nemesis.js';
 import { CI_CLIENT_COUNTS, CI_SEED, DEFAULT_CLIENT_COUNTS } from './plan.js';
 import { writeReport, summaryLine } from './report.js';
@@ -18,6 +20,7 @@ const { values } = parseArgs({
   options: {
     seconds: { type: 'string' },
     ci: { type: 'boolean', default: false },
+    recheck: { type: 'string' },
     seed: { type: 'string' },
     out: { type: 'string' },
     'session-timeout': { type: 'string', default: '4000' },
@@ -33,9 +36,18 @@ if (values.help) {
   console.log(`usage: npm run chaos -- [--seconds 60] [--seed N] [--out DIR] [--session-timeout 4000]
        [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once]
        [--clients N (per workload)] [--faults kind=weight,...] [--quiet]
+       [--recheck DIR/report.json]: check a recorded history again (prints, writes nothing)
        [--ci]: the CI preset (90 s, seed ${CI_SEED}, 15 clients) unless overridden
 fault kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')} (weight 0 disables one)`);
   process.exit(0);
+}
+
+if (values.recheck !== undefined) {
+  const saved = JSON.parse(await readFile(values.recheck, 'utf8')) as { history: ChaosHistory };
+  const again = checkHistory(saved.history);
+  for (const v of again.violations.slice(0, 20)) console.error(`violation [${v.check}${v.workload ? ` ${v.workload}` : ''}] ${v.message}`);
+  console.log(summaryLine(saved.history, again));
+  process.exit(again.violations.length === 0 ? 0 : 1);
 }
 
 const int = (s: string | undefined, what: string): number | undefined => {
