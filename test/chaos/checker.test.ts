@@ -101,7 +101,7 @@ const cases: Case[] = [
     fails: ['exclusion'],
   },
   {
-    name: 'a holder paused (SIGSTOP) past its timeout overlaps the next: excused, fencing rejects its late write',
+    name: 'a holder frozen (paused) past its timeout overlaps the next: excused, fencing rejects its late write',
     history: history([
       ...hold('a', 'mutex', 100, 9000, 10, { why: 'lost' }),
       { type: 'fault', t: 200, client: 'nemesis', phase: 'start', id: 1, fault: 'pause', target: 'a' },

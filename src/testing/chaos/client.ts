@@ -69,6 +69,11 @@ process.on('message', (m: RunnerMessage) => {
     case 'drain':
       drain.abort();
       break;
+    case 'pause':
+      // A long GC pause: the event loop stands still (no timer, no socket read) for m.ms, then
+      // goes on. Not SIGSTOP: a stopped process would outlive a runner killed meanwhile.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, m.ms);
+      break;
     case 'stop':
       drain.abort();
       stop.abort();

@@ -17,9 +17,12 @@ export interface NemesisClient {
   readonly proxies: readonly ChaosProxy[];
   /** Forces its current session to expire on the server; resolves to a note for the history. */
   expire?(): Promise<string>;
-  /** Stops the client's process (SIGSTOP), as a long GC pause or a suspended VM would. */
-  pause?(): void;
-  /** Lets a paused process run again (SIGCONT). */
+  /**
+   * Freezes the client for `ms` (a long GC pause, a suspended VM): e.g. block its event loop, or
+   * SIGSTOP it and SIGCONT it in {@link NemesisClient.resume}.
+   */
+  pause?(ms: number): void;
+  /** Ends a pause early or, for a pause that does not end by itself, at its end. */
   resume?(): void;
 }
 
@@ -86,8 +89,8 @@ function idle(ms: number, signal: AbortSignal): Promise<void> {
  *   it and wait for a quorum again; one member down at a time, so a quorum always stays;
  * - **clients**: blackhole every proxy of one client past its session timeout (preferring one
  *   that holds a lock: the dangerous case), force its session to expire, drop its connections,
- *   delay its traffic by 50-600 ms for a few seconds, or pause its process (SIGSTOP) past its
- *   session timeout (a holder that cannot be told: only fencing tokens protect then).
+ *   delay its traffic by 50-600 ms for a few seconds, or freeze it past its session timeout
+ *   (a long GC pause: a holder that cannot be told; only fencing tokens protect then).
  *
  * Every fault is recorded as a `fault` start and end, member ups and downs as `member` events,
  * and the leader (polled every 250 ms) as `leader` events. The sequence of choices is a function
@@ -270,15 +273,15 @@ export class Nemesis {
       }
       case 'pause': {
         const ms = Math.round(T * (1.3 + 0.9 * amount));
-        if (!client.pause || !client.resume) {
+        if (!client.pause) {
           start('no pause hook');
           end('skipped');
           return;
         }
-        start(`SIGSTOP for ${ms} ms (${(ms / T).toFixed(2)} x the session timeout), then SIGCONT`);
-        client.pause();
+        start(`frozen for ${ms} ms (${(ms / T).toFixed(2)} x the session timeout)`);
+        client.pause(ms);
         await new Promise((r) => setTimeout(r, ms));
-        client.resume();
+        client.resume?.();
         end('resumed');
         return;
       }

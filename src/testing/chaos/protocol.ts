@@ -27,6 +27,7 @@ export type RunnerMessage =
   | { cmd: 'start' }
   | { cmd: 'credentials'; id: number }
   | { cmd: 'drain' }
+  | { cmd: 'pause'; ms: number }
   | { cmd: 'stop' }
   | { cmd: 'exit' };
 

@@ -125,8 +125,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       clients: fleet.map((c) => ({
         name: c.name,
         proxies: c.proxies,
-        pause: () => void c.child.kill('SIGSTOP'),
-        resume: () => void c.child.kill('SIGCONT'),
+        pause: (ms: number) => c.send({ cmd: 'pause', ms }),
         expire: async () => {
           const ticket = await c.credentials();
           if (typeof ticket === 'string') return `skipped: ${ticket}`;

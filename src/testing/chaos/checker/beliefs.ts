@@ -99,7 +99,7 @@ export interface Cut {
  *   else is granted, and LOST as soon as it hears: an interval ended `lost` counts up to the
  *   instant its client became SUSPENDED for good, when an expire fault on its client overlaps
  *   that suspension.
- * - **paused** (SIGSTOP past the session timeout): a stopped process cannot be told anything;
+ * - **paused** (frozen past the session timeout, like a long GC pause): a frozen process cannot be told anything;
  *   only fencing protects what it writes when it wakes up (the resource and counter checks
  *   still apply). An interval open when its client was paused counts up to the pause.
  */

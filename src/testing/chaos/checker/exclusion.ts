@@ -37,7 +37,7 @@ export function checkExclusion(history: ChaosHistory, spec: WorkloadSpec, interv
       const whys = new Set(v.events.flatMap((e) => [...cuts].filter(([i]) => i.grant === e).map(([, c]) => c.why)));
       const because = [
         ...(whys.has('forced-expiry') ? ['an older holder was SUSPENDED (told it may have lost the lock) when its session was force-expired, and LOST once it heard'] : []),
-        ...(whys.has('paused') ? ['an older holder was paused (SIGSTOP) past its session timeout: only its fencing token protects what it writes'] : []),
+        ...(whys.has('paused') ? ['an older holder was frozen (paused) past its session timeout: only its fencing token protects what it writes'] : []),
       ];
       return { ...v, message: `${v.message}; excused: ${because.join('; ')}` };
     });

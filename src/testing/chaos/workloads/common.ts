@@ -144,7 +144,7 @@ export async function incrementAndFence(ctx: WorkloadContext, attempt: string, h
 
 /**
  * Writes the register once more at the end of a hold, if still believed: a holder that was
- * paused (SIGSTOP) meanwhile wakes up believing, writes here with its old token, and the
+ * frozen (paused) meanwhile wakes up believing, writes here with its old token, and the
  * resource must refuse it once a newer holder has written.
  */
 export async function fenceAgain(ctx: WorkloadContext, token: bigint, belief: Belief, seq: { n: number }): Promise<void> {
