@@ -51,8 +51,9 @@ export async function settleWatches(cluster: TestingCluster, timeoutMs: number):
   const last = new Map<number, number | null>();
   await waitFor(
     async () => {
-      for (const m of cluster.members) last.set(m.id, await m.mntr({ timeoutMs: 2000 }).then((s) => Number(s.zk_watch_count), () => null));
-      return [...last.values()].every((n) => n === 0);
+      // A member that is not running is not asked: another process may answer on its port.
+      for (const m of cluster.members) last.set(m.id, m.running ? await m.mntr({ timeoutMs: 2000 }).then((s) => Number(s.zk_watch_count), () => null) : null);
+      return cluster.members.every((m) => !m.running || last.get(m.id) === 0);
     },
     { timeoutMs, intervalMs: 250 },
   ).catch(() => undefined);
@@ -70,6 +71,7 @@ export async function settleSessions(cluster: TestingCluster, clientSessions: Re
     async () => {
       out = await Promise.all(
         cluster.members.map(async (m) => {
+          if (!m.running) return { member: m.id, watches: null, clientConnections: [], ephemerals: null, sessions: null };
           const conns = await m.connections({ timeoutMs: 2000 }).catch(() => []);
           const stats = await m.mntr({ timeoutMs: 2000 }).catch(() => undefined);
           const leader = stats?.zk_server_state === 'leader';
@@ -82,7 +84,8 @@ export async function settleSessions(cluster: TestingCluster, clientSessions: Re
           };
         }),
       );
-      return out.every((m) => m.clientConnections.length === 0 && m.ephemerals === 0 && (m.sessions ?? 0) <= 0) && out.some((m) => m.sessions !== null);
+      const running = out.filter((m) => cluster.member(m.member).running);
+      return running.every((m) => m.clientConnections.length === 0 && m.ephemerals === 0 && (m.sessions ?? 0) <= 0) && running.some((m) => m.sessions !== null);
     },
     { timeoutMs, intervalMs: 250 },
   ).catch(() => undefined);

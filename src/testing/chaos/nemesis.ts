@@ -68,6 +68,11 @@ export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
 const MEMBER_FAULTS = ['kill-leader', 'kill-follower', 'stop-leader', 'stop-follower'] as const;
 const CLIENT_FAULTS = ['partition', 'expire', 'drop', 'latency', 'pause'] as const;
 
+/** The first line of an error's message. */
+function firstLine(err: unknown): string {
+  return err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+}
+
 /** Resolves after `ms` or when `signal` aborts (a fault schedule's pause, not synchronization). */
 function idle(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -154,13 +159,7 @@ export class Nemesis {
         p.pass();
       }
     }
-    for (const m of this.#o.cluster.members) {
-      if (!m.running) {
-        await this.#bringBack(m.id);
-        this.#down.delete(m.id);
-        this.#o.recorder.record({ type: 'member', member: m.id, state: 'up' });
-      }
-    }
+    await this.#restartStopped(3);
     await this.#o.cluster.waitForQuorum({ timeoutMs: 60_000 });
   }
 
@@ -180,7 +179,30 @@ export class Nemesis {
       const kind = random.weighted(weights as Record<(typeof MEMBER_FAULTS)[number], number>);
       const downMs = random.int(1000, 4000);
       const pickIndex = random.next();
-      await this.crashMember(kind, downMs, pickIndex);
+      try {
+        await this.crashMember(kind, downMs, pickIndex);
+      } catch (err) {
+        this.#o.recorder.record({ type: 'note', level: 'error', message: `member track: ${firstLine(err)}; no member faults until every member serves again` });
+        // A quorum stays with one member down: keep trying to bring it back, fault nothing else.
+        while (!stop.aborted && this.#o.cluster.members.some((m) => !m.running)) {
+          await idle(5000, stop);
+          await this.#restartStopped(1);
+        }
+      }
+    }
+  }
+
+  /** Restarts every member that is not running (`attempts` each); failures are noted, not thrown. */
+  async #restartStopped(attempts: number): Promise<void> {
+    for (const m of this.#o.cluster.members) {
+      if (m.running) continue;
+      try {
+        await this.#bringBack(m.id, attempts);
+        this.#down.delete(m.id);
+        this.#o.recorder.record({ type: 'member', member: m.id, state: 'up' });
+      } catch (err) {
+        this.#o.recorder.record({ type: 'note', level: 'error', message: `member ${m.id} could not be restarted: ${firstLine(err)}` });
+      }
     }
   }
 
@@ -202,7 +224,13 @@ export class Nemesis {
     else await cluster.stop(target);
     recorder.record({ type: 'member', member: target, state: 'down' });
     await new Promise((r) => setTimeout(r, downMs));
-    const restarted = await this.#bringBack(target);
+    let restarted: string;
+    try {
+      restarted = await this.#bringBack(target, 3);
+    } catch (err) {
+      recorder.record({ type: 'fault', phase: 'end', id, fault: kind, target: `member-${target}`, detail: `did not come back: ${firstLine(err)}` });
+      throw err;
+    }
     this.#down.delete(target);
     recorder.record({ type: 'member', member: target, state: 'up' });
     await cluster.waitForQuorum({ timeoutMs: 60_000 });
@@ -211,25 +239,26 @@ export class Nemesis {
   }
 
   /**
-   * Restarts a member, up to 3 attempts of 30 s (under load a restarted member sometimes does
-   * not rejoin in time); each failure is noted with the member's log tail. Resolves to a note.
+   * Restarts a member, up to `attempts` attempts of 30 s (under load a restarted member
+   * sometimes does not rejoin in time, and another process may have taken one of its ports
+   * meanwhile); each failure is noted with the member's log tail. Resolves to a note.
    */
-  async #bringBack(member: number): Promise<string> {
+  async #bringBack(member: number, attempts: number): Promise<string> {
     const { cluster, recorder } = this.#o;
     for (let attempt = 1; ; attempt++) {
       try {
         await cluster.restart(member, { timeoutMs: 30_000 });
         return attempt === 1 ? 'restarted' : `restarted (attempt ${attempt})`;
       } catch (err) {
-        const first = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+        const first = firstLine(err);
         const tail = cluster
           .member(member)
           .logs()
           .filter((l) => !/NIOServerCnxn|^\s+at |ZooKeeperServer not running|^\s*$/.test(l))
           .slice(-12)
           .join('\n');
-        recorder.record({ type: 'note', level: attempt >= 3 ? 'error' : 'info', message: `member ${member} did not serve after a restart (attempt ${attempt}): ${first}\n${tail}` });
-        if (attempt >= 3) throw err;
+        recorder.record({ type: 'note', level: 'info', message: `member ${member} did not serve after a restart (attempt ${attempt}): ${first}\n${tail}` });
+        if (attempt >= attempts) throw err;
       }
     }
   }

@@ -51,7 +51,10 @@ export function checkAtMostOnce(history: ChaosHistory, spec: WorkloadSpec): Viol
   const drops = history.events.filter((e) => e.type === 'session' && e.state === 'SUSPENDED' && takers.has(e.client)).length;
   const remaining = history.final?.queueItems[spec.name] ?? [];
   const of = (item: string): ChaosEvent[] => history.events.filter((e) => (e.type === 'take' || e.type === 'put') && e.workload === spec.name && 'item' in e && e.item === item);
-  for (const item of repeated(taken)) v.push({ check: 'queue', workload: spec.name, message: `item ${item} was handed out twice by take()`, events: of(item) });
+  for (const item of repeated(taken)) {
+    const by = takes.flatMap((e) => (e.type === 'take' && e.item === item ? [e.client] : []));
+    v.push({ check: 'queue', workload: spec.name, message: `payload ${item} was returned by take() twice (to ${by.join(' and ')}): one put made two items, or one item was handed out twice`, events: of(item) });
+  }
   for (const item of repeated(remaining)) v.push({ check: 'queue', workload: spec.name, message: `item ${item} is in the queue twice: one put made two items`, events: of(item) });
   const takenSet = new Set(taken);
   const remainingSet = new Set(remaining);
