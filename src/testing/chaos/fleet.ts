@@ -30,10 +30,15 @@ function track(child: ChildProcess): void {
 
 /** What a client process is started with, besides its plan. */
 export interface SpawnOptions {
+  /** The ensemble (one proxy per member). */
   cluster: TestingCluster;
+  /** Where the client's events go. */
   recorder: HistoryRecorder;
+  /** The client's requested session timeout, ms. */
   sessionTimeoutMs: number;
+  /** Port of the fenced resource. */
   resourcePort: number;
+  /** Seed of the client's own random stream. */
   seed: number;
   /** A file descriptor for the client's stdout and stderr. */
   logFd: number | 'ignore';
@@ -41,14 +46,19 @@ export interface SpawnOptions {
 
 /** One chaos client process. */
 export class ChaosClientProcess {
+  /** Every session id the client had (`0x...`). */
   readonly sessionIds = new Set<string>();
+  /** Settles with the exit code when the process has exited. */
   readonly exited: Promise<number | null>;
   #stopped: Promise<string[]> | undefined;
   #next = 0;
 
   private constructor(
+    /** The client's name. */
     readonly name: string,
+    /** Its proxies, one per member. */
     readonly proxies: readonly ChaosProxy[],
+    /** The process. */
     readonly child: ChildProcess,
   ) {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
