@@ -181,6 +181,13 @@ test('checker: every check is shown able to fail', () => {
   for (const name of all) assert.ok(cases.some((c) => c.fails.includes(name)), `no doctored history makes ${name} fail`);
 });
 
+test('checker: options.checks reports only the checks asked for', () => {
+  const h = history([...hold('a', 'mutex', 100, 300, 11), ...hold('b', 'mutex', 250, 400, 10)], null);
+  assert.deepEqual([...new Set(checkHistory(h).violations.map((v) => v.check))].sort(), ['exclusion', 'leftovers']);
+  assert.deepEqual(checkHistory(h, { checks: ['tokens'] }).violations, []);
+  assert.deepEqual([...new Set(checkHistory(h, { checks: ['exclusion', 'tokens'] }).violations.map((v) => v.check))], ['exclusion']);
+});
+
 test('checker: a violation carries the events that show it', () => {
   const result = checkHistory(history([...hold('a', 'mutex', 100, 300, 10), ...hold('b', 'mutex', 250, 400, 11)]));
   const [v] = result.violations;

@@ -64,8 +64,9 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
     if (e.type === 'resource') stats.resource[e.accepted ? 'accepted' : 'rejected']++;
   }
   violations.push(...checkLeftovers(history));
-  violations.sort((a, b) => (a.t ?? Infinity) - (b.t ?? Infinity));
-  return { violations, excused, stats };
+  const wanted = new Set(options.checks ?? ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'leftovers', 'harness']);
+  const reported = violations.filter((v) => wanted.has(v.check)).sort((a, b) => (a.t ?? Infinity) - (b.t ?? Infinity));
+  return { violations: reported, excused: excused.filter((v) => wanted.has(v.check)), stats };
 }
 
 export { beliefIntervals, type BeliefInterval } from './beliefs.js';

@@ -32,6 +32,11 @@ export interface CheckOptions {
    * histories gathered across hosts (by their clock error bound).
    */
   slackMs?: number;
+  /**
+   * The checks to report (default: all). E.g. `['exclusion', 'tokens']` for a history of your
+   * own service's locks without a final state (which `leftovers` would report as missing).
+   */
+  checks?: readonly CheckName[];
 }
 
 /** Counts of what a history contains, for the summary line. */
