@@ -123,6 +123,7 @@ export function renderHtml(history: ChaosHistory, result: CheckResult): string {
     for (const b of l.bars) svg.push(`<rect class="${b.cls}" x="${x(b.from).toFixed(1)}" y="${y + (b.y ?? 2)}" width="${Math.max(1, x(b.to) - x(b.from)).toFixed(1)}" height="${b.h ?? 18}"><title>${esc(b.title)}</title></rect>`);
     for (const m of l.marks) svg.push(`<rect class="${m.cls}" x="${(x(m.t) - 1).toFixed(1)}" y="${y + 1}" width="2" height="${LANE - 2}"><title>${esc(m.title)}</title></rect>`);
   });
+  for (const v of result.excused) if (v.t !== undefined) svg.push(`<line class="excused" x1="${x(v.t)}" x2="${x(v.t)}" y1="0" y2="${height - 20}"><title>${esc(v.message)}</title></line>`);
   for (const v of result.violations) if (v.t !== undefined) svg.push(`<line class="violation" x1="${x(v.t)}" x2="${x(v.t)}" y1="0" y2="${height - 20}"><title>${esc(v.message)}</title></line>`);
   const list = (vs: readonly Violation[]): string => vs.map((v) => `<details><summary>[${esc(v.check)}${v.workload ? ` ${esc(v.workload)}` : ''}] ${esc(v.message)}</summary>${excerptTable(v, t0)}</details>`).join('');
   const m = history.meta;
@@ -137,7 +138,7 @@ svg text.name{font-size:11px} svg text.axis{font-size:10px;fill:#666}
 .up{fill:#cfe8cf} .leader{fill:#e0b100} .wait{fill:#cfcfcf}
 .hold{fill:#2f6fd6} .hold.read{fill:#7fb0f0} .hold.write{fill:#173f8a} .hold.lease{fill:#4f8fe6} .hold.lostend{stroke:#d00;stroke-width:1}
 .suspended{fill:#f09a00} .fault{fill:#8e44ad} .lost{fill:#d00} .sessionlost{fill:#600} .put{fill:#2a9d8f} .take{fill:#264653}
-.violation{stroke:#ff0033;stroke-width:2;stroke-dasharray:4 2}
+.violation{stroke:#ff0033;stroke-width:2;stroke-dasharray:4 2} .excused{stroke:#f09a00;stroke-width:1;stroke-dasharray:2 3}
 .legend span{display:inline-block;width:12px;height:10px;margin:0 4px 0 12px;vertical-align:middle}
 </style></head><body>
 <h1>Chaos run: seed ${m.seed}, ${m.seconds} s of faults, ${m.clients.length} clients, session timeout ${m.sessionTimeoutMs} ms</h1>
@@ -149,7 +150,7 @@ ${result.excused.length > 0 ? `<h2>Excused overlaps</h2>${list(result.excused)}`
 <div class="legend">members: <span class="up" style="background:#cfe8cf"></span>up <span style="background:#e0b100"></span>leader;
 clients: <span style="background:#cfcfcf"></span>waiting <span style="background:#2f6fd6"></span>holding (exclusive/lease) <span style="background:#7fb0f0"></span>read <span style="background:#173f8a"></span>write
 <span style="background:#d00"></span>told lost <span style="background:#f09a00"></span>SUSPENDED <span style="background:#600"></span>session LOST <span style="background:#8e44ad"></span>fault <span style="background:#2a9d8f"></span>put <span style="background:#264653"></span>taken/handled;
-<span style="background:#ff0033"></span>violation. Hover for details.</div>
+<span style="background:#ff0033"></span>violation <span style="background:#f09a00"></span>excused overlap (dashed). Hover for details.</div>
 <div class="scroll"><svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${svg.join('')}</svg></div>
 </body></html>
 `;
