@@ -40,8 +40,12 @@ export interface NemesisOptions {
   sessionTimeoutMs: number;
   /** Relative weights of the fault kinds (0 disables one). Default: every kind, members and clients alike. */
   weights?: Partial<Record<FaultKind, number>>;
-  /** Whether a client holds something right now: partitions prefer holders. */
-  holding?: (client: string) => boolean;
+  /**
+   * Since when a client holds something (chaos clock), undefined when it holds nothing:
+   * partitions and pauses prefer the client that has held longest (likely in a long hold, so
+   * the fault outlasts its session timeout while it holds).
+   */
+  heldSince?: (client: string) => number | undefined;
 }
 
 /** Options of {@link Nemesis.run}. */
@@ -274,9 +278,10 @@ export class Nemesis {
       const preferHolder = random.chance(0.75);
       const pick = random.next();
       const amount = random.next();
-      const holders = this.#o.clients.filter((c) => this.#o.holding?.(c.name));
-      const pool = (kind === 'partition' || kind === 'pause') && preferHolder && holders.length > 0 ? holders : this.#o.clients;
-      const target = pool[Math.floor(pick * pool.length)] ?? pool[0];
+      const since = (c: NemesisClient): number => this.#o.heldSince?.(c.name) ?? Infinity;
+      const longest = [...this.#o.clients].sort((a, b) => since(a) - since(b))[0];
+      const aimed = (kind === 'partition' || kind === 'pause') && preferHolder && longest !== undefined && since(longest) < Infinity;
+      const target = aimed ? longest : this.#o.clients[Math.floor(pick * this.#o.clients.length)];
       if (target) await this.hurtClient(kind, target, amount);
     }
   }

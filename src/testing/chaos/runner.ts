@@ -65,10 +65,10 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
   const log = options.log ?? (() => undefined);
   const random = new SeededRandom(seed);
   // The runner follows grants and ends to aim partitions at holders.
-  const held = new Map<string, Set<string>>();
+  const held = new Map<string, Map<string, number>>();
   const states = new Map<string, string>();
   const follow = (e: ChaosEvent): void => {
-    if (e.type === 'grant' && !e.lostAtGrant) held.set(e.client, (held.get(e.client) ?? new Set()).add(e.attempt));
+    if (e.type === 'grant' && !e.lostAtGrant) held.set(e.client, (held.get(e.client) ?? new Map<string, number>()).set(e.attempt, e.t));
     if (e.type === 'end') held.get(e.client)?.delete(e.attempt);
     if (e.type === 'session') states.set(e.client, e.state);
   };
@@ -120,7 +120,10 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       random,
       recorder: nemesisRecorder,
       sessionTimeoutMs: T,
-      holding: (name) => (held.get(name)?.size ?? 0) > 0,
+      heldSince: (name) => {
+        const times = [...(held.get(name)?.values() ?? [])];
+        return times.length === 0 ? undefined : Math.min(...times);
+      },
       ...(options.faults && { weights: options.faults }),
       clients: fleet.map((c) => ({
         name: c.name,

@@ -150,3 +150,36 @@ export async function incrementAndFence(ctx: WorkloadContext, attempt: string, h
 export async function fenceAgain(ctx: WorkloadContext, token: bigint, belief: Belief, seq: { n: number }): Promise<void> {
   if (ctx.spec.register !== undefined && belief.active) await ctx.resource.write(ctx.spec.register, token, seq.n++).catch(() => undefined);
 }
+
+/**
+ * Ends a hold with a read of the lock's path, as a holder finishing its work with ZooKeeper
+ * would: cut off by a partition, it waits here, still holding, until the reply comes or its
+ * lock is lost (the handle's signal aborts the read).
+ */
+export async function checkIn(ctx: WorkloadContext, signal: AbortSignal): Promise<void> {
+  if (!signal.aborted) await ctx.session.exists(ctx.spec.path, { signal }).catch(() => undefined);
+}
+
+/**
+ * While the session is SUSPENDED, a holder goes on holding (its work is not done, and a release
+ * could not reach the server anyway) until the session is back or the lock is lost: so a
+ * partition of a holder that outlasts the session timeout ends with the holder told LOST while
+ * it still believes it holds. Bounded by three session timeouts.
+ */
+export function holdThroughSuspension(ctx: WorkloadContext, signal: AbortSignal): Promise<void> {
+  if (ctx.session.state !== 'SUSPENDED' || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      ctx.session.off('state', onState);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const onState = (state: string): void => {
+      if (state !== 'SUSPENDED') done();
+    };
+    const timer = setTimeout(done, 3 * ctx.session.timeoutMs);
+    ctx.session.on('state', onState);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

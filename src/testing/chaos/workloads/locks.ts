@@ -10,11 +10,18 @@ import { Mutex } from '../../../mutex/mutex.js';
 import { ReadWriteLock } from '../../../rwlock/rwlock.js';
 import { Semaphore } from '../../../semaphore/semaphore.js';
 import type { LockMode } from '../history.js';
-import { believe, errorText, fenceAgain, incrementAndFence, pause, type Belief, type WorkloadContext } from './common.js';
+import { believe, checkIn, errorText, fenceAgain, holdThroughSuspension, incrementAndFence, pause, type Belief, type WorkloadContext } from './common.js';
 
-/** How long a holder holds: mostly short, sometimes long enough to be partitioned while holding. */
+/**
+ * How long a holder holds: mostly short; one in ten 0.8-2.5 s; one in ten 3-7 s, past the
+ * session timeout, so that a partition aimed at it lands while it holds and outlasts its
+ * session: it must be told it lost the lock before anyone else is granted it.
+ */
 function holdMs(ctx: WorkloadContext): number {
-  return ctx.random.chance(0.15) ? ctx.random.int(800, 2500) : ctx.random.int(20, 250);
+  const x = ctx.random.next();
+  if (x < 0.1) return ctx.random.int(3000, 7000);
+  if (x < 0.2) return ctx.random.int(800, 2500);
+  return ctx.random.int(20, 250);
 }
 
 /** One acquisition: records the wait, the grant or the failure; null when not granted. */
@@ -64,6 +71,8 @@ export async function mutexWorkload(ctx: WorkloadContext): Promise<void> {
       try {
         await incrementAndFence(ctx, attempt, held.handle, held.belief, seq).catch(() => undefined);
         await pause(holdMs(ctx), held.handle.signal);
+        await checkIn(ctx, held.handle.signal);
+        await holdThroughSuspension(ctx, held.handle.signal);
         await fenceAgain(ctx, held.handle.fencingToken, held.belief, seq);
       } finally {
         await release(held);
@@ -90,6 +99,8 @@ export async function semaphoreWorkload(ctx: WorkloadContext): Promise<void> {
       }
       try {
         await pause(holdMs(ctx), held.handle.signal);
+        await checkIn(ctx, held.handle.signal);
+        await holdThroughSuspension(ctx, held.handle.signal);
       } finally {
         await release(held);
       }
@@ -116,6 +127,8 @@ export async function rwlockWorkload(ctx: WorkloadContext): Promise<void> {
         }
         try {
           await pause(holdMs(ctx), read.handle.signal);
+          await checkIn(ctx, read.handle.signal);
+          await holdThroughSuspension(ctx, read.handle.signal);
         } finally {
           await release(read);
         }
@@ -129,6 +142,8 @@ export async function rwlockWorkload(ctx: WorkloadContext): Promise<void> {
         try {
           await incrementAndFence(ctx, attempt, write.handle, write.belief, seq).catch(() => undefined);
           await pause(holdMs(ctx), write.handle.signal);
+          await checkIn(ctx, write.handle.signal);
+          await holdThroughSuspension(ctx, write.handle.signal);
           await fenceAgain(ctx, write.handle.fencingToken, write.belief, seq);
           // Downgrade: take the read lock while holding the write lock, then let the write go.
           if (ctx.random.chance(0.5) && write.belief.active) {
@@ -140,6 +155,8 @@ export async function rwlockWorkload(ctx: WorkloadContext): Promise<void> {
         if (read) {
           try {
             await pause(holdMs(ctx), read.handle.signal);
+            await checkIn(ctx, read.handle.signal);
+            await holdThroughSuspension(ctx, read.handle.signal);
           } finally {
             await release(read);
           }
