@@ -143,7 +143,7 @@ svg text.name{font-size:11px} svg text.axis{font-size:10px;fill:#666}
 </style></head><body>
 <h1>Chaos run: seed ${m.seed}, ${m.seconds} s of faults, ${m.clients.length} clients, session timeout ${m.sessionTimeoutMs} ms</h1>
 <p class="${result.violations.length === 0 ? 'ok' : 'bad'}"><b>${result.violations.length} violations</b>, ${result.excused.length} excused overlaps, ${result.stats.faults} faults.
-Grants: ${esc(JSON.stringify(result.stats.grants))}. Increments: ${esc(JSON.stringify(result.stats.increments))}. Resource accepted/rejected: ${result.stats.resource.accepted}/${result.stats.resource.rejected}. Queues: ${esc(JSON.stringify(result.stats.queue))}.</p>
+Grants: ${esc(JSON.stringify(result.stats.grants))}. Told lost: ${esc(JSON.stringify(result.stats.lost))}; smallest gap from a loss to the next grant (ms): ${esc(JSON.stringify(result.stats.lossMarginMs))}. Increments: ${esc(JSON.stringify(result.stats.increments))}. Resource accepted/rejected: ${result.stats.resource.accepted}/${result.stats.resource.rejected}. Queues: ${esc(JSON.stringify(result.stats.queue))}.</p>
 ${result.violations.length > 0 ? `<h2>Violations</h2>${list(result.violations)}` : ''}
 ${result.excused.length > 0 ? `<h2>Excused overlaps</h2>${list(result.excused)}` : ''}
 <h2>Timeline</h2>

@@ -4,7 +4,7 @@
  * @module
  */
 import type { ChaosHistory } from '../history.js';
-import { beliefIntervals } from './beliefs.js';
+import { beliefIntervals, excusedCuts, type BeliefInterval } from './beliefs.js';
 import { checkCounter } from './counter.js';
 import { checkExclusion } from './exclusion.js';
 import { checkLeftovers } from './leftovers.js';
@@ -38,12 +38,13 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
   const intervals = beliefIntervals(history);
   const violations: Violation[] = [];
   const excused: Violation[] = [];
-  const stats: CheckStats = { grants: {}, lost: {}, faults: 0, increments: {}, resource: { accepted: 0, rejected: 0 }, queue: {} };
+  const stats: CheckStats = { grants: {}, lost: {}, lossMarginMs: {}, faults: 0, increments: {}, resource: { accepted: 0, rejected: 0 }, queue: {} };
   for (const spec of history.meta.workloads) {
     if (LOCK_KINDS.has(spec.kind)) {
       const list = intervals.get(spec.name) ?? [];
       stats.grants[spec.name] = list.length;
       stats.lost[spec.name] = list.filter((i) => i.ended?.why === 'lost').length;
+      if (spec.kind !== 'rwlock' && spec.maxLeases === 1) stats.lossMarginMs[spec.name] = lossMargin(list, excusedCuts(history, list));
       const exclusion = checkExclusion(history, spec, list, slack);
       excused.push(...exclusion.excused);
       violations.push(...exclusion.violations, ...checkTokens(spec, list, slack), ...checkCounter(history, spec), ...checkResource(history, spec));
@@ -67,6 +68,20 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
   const wanted = new Set(options.checks ?? ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'leftovers', 'harness']);
   const reported = violations.filter((v) => wanted.has(v.check)).sort((a, b) => (a.t ?? Infinity) - (b.t ?? Infinity));
   return { violations: reported, excused: excused.filter((v) => wanted.has(v.check)), stats };
+}
+
+/** The smallest gap between a loss and the next grant to another client (see {@link CheckStats.lossMarginMs}). */
+function lossMargin(list: readonly BeliefInterval[], excused: ReadonlyMap<BeliefInterval, unknown>): number | null {
+  let min: number | null = null;
+  for (const i of list) {
+    if (i.ended?.why !== 'lost' || excused.has(i)) continue;
+    // The list is sorted by start: the first later grant to someone else.
+    const next = list.find((j) => j.client !== i.client && j.start > i.start);
+    if (next === undefined) continue;
+    const gap = next.start - i.end;
+    min = min === null ? gap : Math.min(min, gap);
+  }
+  return min;
 }
 
 export { beliefIntervals, type BeliefInterval } from './beliefs.js';

@@ -45,6 +45,12 @@ export interface CheckStats {
   grants: Record<string, number>;
   /** Belief intervals ended by a loss, per workload. */
   lost: Record<string, number>;
+  /**
+   * For exclusive workloads (mutex, leadership): the smallest gap, ms, between a holder being
+   * told it lost and the next grant to another client (null: no loss was followed by a grant),
+   * excused losses (forced expiry, freeze) left out. How much slack was left in the closest case.
+   */
+  lossMarginMs: Record<string, number | null>;
   /** Faults injected. */
   faults: number;
   /** Acknowledged counter increments, per workload. */
