@@ -4,7 +4,9 @@
  * @module
  */
 import { ZkSession } from '../../client/session.js';
-import type { ChaosProxy } from '../proxy.js';
+import { ChaosProxy } from '../proxy.js';
+import { MAX_TIMER_MS } from '../../client/validate.js';
+import { checkInt, checkName, checkObject, checkOptionalFunction, describe, need } from './validate.js';
 
 /** A session's id, password and timeout, e.g. as a client process reports them. */
 export interface SessionTicket {
@@ -39,7 +41,15 @@ export interface ExpireByTicketOptions {
  * @throws Error when the join lands in another session (the ticket's session had already ended).
  */
 export async function expireSessionByTicket(ticket: SessionTicket, proxies: readonly ChaosProxy[], connectString: string, options: ExpireByTicketOptions = {}): Promise<void> {
-  const timeoutMs = options.timeoutMs ?? 20_000;
+  need(ticket !== null && typeof ticket === 'object', `expireSessionByTicket: ticket must be an object, got ${describe(ticket)}`);
+  need(typeof ticket.sessionId === 'bigint' && ticket.sessionId > 0n && ticket.sessionId < 2n ** 64n, `expireSessionByTicket: ticket.sessionId must be a bigint session id, got ${describe(ticket.sessionId)}`);
+  need(Buffer.isBuffer(ticket.password) && ticket.password.length === 16, `expireSessionByTicket: ticket.password must be a 16-byte Buffer, got ${describe(ticket.password)}`);
+  checkInt(ticket.timeoutMs, 'expireSessionByTicket: ticket.timeoutMs', 1, MAX_TIMER_MS);
+  need(Array.isArray(proxies) && proxies.length > 0 && proxies.every((p) => p instanceof ChaosProxy), `expireSessionByTicket: proxies must be a non-empty array of ChaosProxy, got ${describe(proxies)}`);
+  checkName(connectString, 'expireSessionByTicket: connectString');
+  const o = checkObject(options, 'expireSessionByTicket options');
+  const timeoutMs = checkInt(o.timeoutMs, 'expireSessionByTicket options.timeoutMs', 1, MAX_TIMER_MS, 20_000);
+  checkOptionalFunction(o.afterCutOff, 'expireSessionByTicket options.afterCutOff');
   const id = Buffer.alloc(8);
   id.writeBigUInt64BE(ticket.sessionId);
   for (const p of proxies) {

@@ -8,6 +8,7 @@
  * @module
  */
 import { chaosNow } from './clock.js';
+import { checkName, checkObject, checkOptionalFunction, describe, need } from './validate.js';
 
 /** How a lock-like workload is held: a lease count for semaphores, a side for read-write locks. */
 export type LockMode = 'exclusive' | 'read' | 'write' | 'lease';
@@ -378,13 +379,18 @@ export class HistoryRecorder {
 
   /** Creates a recorder. */
   constructor(options: HistoryRecorderOptions) {
-    this.client = options.client;
-    this.#onEvent = options.onEvent;
-    this.#keep = options.keep ?? true;
+    need(options !== undefined, 'HistoryRecorder: options are required ({ client })');
+    const o = checkObject(options, 'HistoryRecorder options');
+    this.client = checkName(o.client, 'HistoryRecorder options.client');
+    this.#onEvent = checkOptionalFunction(o.onEvent, 'HistoryRecorder options.onEvent');
+    need(o.keep === undefined || typeof o.keep === 'boolean', `HistoryRecorder options.keep must be a boolean, got ${describe(o.keep)}`);
+    this.#keep = o.keep ?? true;
   }
 
   /** Records `body` now, as this recorder's client; returns the stamped event. */
   record(body: ChaosEventBody, t: number = chaosNow()): ChaosEvent {
+    need(body !== null && typeof body === 'object' && typeof (body as { type?: unknown }).type === 'string', `record: body must be an event without t and client, got ${describe(body)}`);
+    need(typeof t === 'number' && Number.isFinite(t), `record: t must be a finite number, got ${describe(t)}`);
     const event = { ...body, t, client: this.client } as ChaosEvent;
     this.add(event);
     return event;
@@ -392,6 +398,7 @@ export class HistoryRecorder {
 
   /** Adds an event stamped elsewhere (another process, the resource). */
   add(event: ChaosEvent): void {
+    need(event !== null && typeof event === 'object' && typeof event.type === 'string' && typeof event.t === 'number' && typeof event.client === 'string', `add: event must have a type, t and client, got ${describe(event)}`);
     if (this.#keep) this.events.push(event);
     this.#onEvent?.(event);
   }

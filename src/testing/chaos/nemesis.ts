@@ -7,7 +7,11 @@
 import type { TestingCluster } from '../cluster.js';
 import type { ChaosProxy } from '../proxy.js';
 import type { FaultKind, HistoryRecorder } from './history.js';
+import { HistoryRecorder as Recorder } from './history.js';
+import { SeededRandom as Random } from './random.js';
 import type { SeededRandom } from './random.js';
+import { MAX_TIMER_MS } from '../../client/validate.js';
+import { checkInt, checkName, checkObject, checkOptionalFunction, checkSignal, checkWeights, describe, need } from './validate.js';
 
 /** A client the nemesis can hurt: its proxies (one per member), and how to expire its session. */
 export interface NemesisClient {
@@ -119,9 +123,23 @@ export class Nemesis {
 
   /** Creates a nemesis; nothing happens until {@link Nemesis.run}. */
   constructor(options: NemesisOptions) {
-    if (options.cluster.members.length < 3) throw new RangeError('the nemesis needs an ensemble of 3 members or more (one may be down)');
+    need(options !== undefined, 'Nemesis: options are required');
+    const o = checkObject(options, 'Nemesis options');
+    need(typeof o.cluster === 'object' && o.cluster !== null && Array.isArray(o.cluster.members), `Nemesis options.cluster must be a TestingCluster, got ${describe(o.cluster)}`);
+    need(o.cluster.members.length >= 3, `the nemesis needs an ensemble of 3 members or more (one may be down), got ${o.cluster.members.length}`);
+    need(Array.isArray(o.clients), `Nemesis options.clients must be an array, got ${describe(o.clients)}`);
+    o.clients.forEach((c, i) => {
+      need(c !== null && typeof c === 'object', `Nemesis options.clients[${i}] must be an object, got ${describe(c)}`);
+      checkName(c.name, `Nemesis options.clients[${i}].name`);
+      need(Array.isArray(c.proxies), `Nemesis options.clients[${i}].proxies must be an array of ChaosProxy, got ${describe(c.proxies)}`);
+      for (const hook of ['expire', 'pause', 'resume'] as const) checkOptionalFunction(c[hook], `Nemesis options.clients[${i}].${hook}`);
+    });
+    need(o.random instanceof Random, `Nemesis options.random must be a SeededRandom, got ${describe(o.random)}`);
+    need(o.recorder instanceof Recorder, `Nemesis options.recorder must be a HistoryRecorder, got ${describe(o.recorder)}`);
+    checkInt(o.sessionTimeoutMs, 'Nemesis options.sessionTimeoutMs', 1, MAX_TIMER_MS);
+    checkOptionalFunction(o.heldSince, 'Nemesis options.heldSince');
     this.#o = options;
-    this.#weights = { ...DEFAULT_FAULT_WEIGHTS, ...options.weights };
+    this.#weights = { ...DEFAULT_FAULT_WEIGHTS, ...checkWeights(o.weights, Object.keys(DEFAULT_FAULT_WEIGHTS) as FaultKind[], 'Nemesis options.weights') };
   }
 
   /** Faults injected so far. */
@@ -131,6 +149,10 @@ export class Nemesis {
 
   /** Runs both tracks for `durationMs`, then heals every fault and waits for a quorum. */
   async run(options: NemesisRunOptions): Promise<void> {
+    need(options !== undefined, 'Nemesis.run: options are required ({ durationMs })');
+    const o = checkObject(options, 'Nemesis.run options');
+    checkInt(o.durationMs, 'Nemesis.run options.durationMs', 0, MAX_TIMER_MS);
+    checkSignal(o.signal, 'Nemesis.run options.signal');
     // A plain controller and timer: a composite of AbortSignal.timeout can be collected early.
     const over = new AbortController();
     const timer = setTimeout(() => over.abort(), options.durationMs);
@@ -216,6 +238,9 @@ export class Nemesis {
    * for a quorum. Resolves to the member's id.
    */
   async crashMember(kind: (typeof MEMBER_FAULTS)[number], downMs: number, pick = 0): Promise<number> {
+    need((MEMBER_FAULTS as readonly string[]).includes(kind), `crashMember: kind must be one of ${MEMBER_FAULTS.join(', ')}, got ${describe(kind)}`);
+    checkInt(downMs, 'crashMember: downMs', 0, MAX_TIMER_MS);
+    need(typeof pick === 'number' && pick >= 0 && pick < 1, `crashMember: pick must be in [0, 1), got ${describe(pick)}`);
     const { cluster, recorder } = this.#o;
     const leader = await cluster.waitForQuorum({ timeoutMs: 60_000 });
     const followers = cluster.members.filter((m) => m.id !== leader && m.running).map((m) => m.id);
@@ -291,6 +316,9 @@ export class Nemesis {
    * 1.3-2.2 T; latency: 50-600 ms for 1-4 s).
    */
   async hurtClient(kind: (typeof CLIENT_FAULTS)[number], client: NemesisClient, amount = 0.5): Promise<void> {
+    need((CLIENT_FAULTS as readonly string[]).includes(kind), `hurtClient: kind must be one of ${CLIENT_FAULTS.join(', ')}, got ${describe(kind)}`);
+    need(client !== null && typeof client === 'object' && Array.isArray(client.proxies), `hurtClient: client must be a NemesisClient, got ${describe(client)}`);
+    need(typeof amount === 'number' && amount >= 0 && amount < 1, `hurtClient: amount must be in [0, 1), got ${describe(amount)}`);
     const { recorder, sessionTimeoutMs: T } = this.#o;
     const id = ++this.#faults;
     const start = (detail: string): void => void recorder.record({ type: 'fault', phase: 'start', id, fault: kind, target: client.name, detail });

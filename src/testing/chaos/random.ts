@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { checkName, describe, need } from './validate.js';
 
 /**
  * A small, fast, seeded pseudo-random generator (sfc32 seeded through splitmix32): the same
@@ -19,7 +20,7 @@ export class SeededRandom {
 
   /** Creates a generator; `seed` is any integer (taken modulo 2^32). */
   constructor(seed: number) {
-    if (!Number.isFinite(seed)) throw new RangeError(`seed must be a finite number, got ${seed}`);
+    need(typeof seed === 'number' && Number.isFinite(seed), `seed must be a finite number, got ${describe(seed)}`);
     this.seed = Math.trunc(seed) >>> 0;
     let s = this.seed;
     const next = (): number => {
@@ -51,31 +52,35 @@ export class SeededRandom {
 
   /** An integer in [min, max] (both included). */
   int(min: number, max: number): number {
-    if (!(max >= min)) throw new RangeError(`int: max (${max}) must be >= min (${min})`);
+    need(Number.isSafeInteger(min) && Number.isSafeInteger(max) && max >= min, `int: min and max must be integers with max >= min, got ${describe(min)} and ${describe(max)}`);
     return min + Math.floor(this.next() * (max - min + 1));
   }
 
   /** A float in [min, max). */
   between(min: number, max: number): number {
+    need(Number.isFinite(min) && Number.isFinite(max) && max >= min, `between: min and max must be finite with max >= min, got ${describe(min)} and ${describe(max)}`);
     return min + this.next() * (max - min);
   }
 
   /** True with probability `p`. */
   chance(p: number): boolean {
+    need(typeof p === 'number' && p >= 0 && p <= 1, `chance: p must be a probability in [0, 1], got ${describe(p)}`);
     return this.next() < p;
   }
 
   /** One element of a non-empty array, uniformly. */
   pick<T>(items: readonly T[]): T {
-    if (items.length === 0) throw new RangeError('pick: empty array');
+    need(Array.isArray(items) && items.length > 0, `pick: items must be a non-empty array, got ${describe(items)}`);
     return items[Math.floor(this.next() * items.length)] as T;
   }
 
   /** One key of `weights`, with probability proportional to its weight (weights >= 0, not all 0). */
   weighted<K extends string>(weights: Readonly<Record<K, number>>): K {
+    need(weights !== null && typeof weights === 'object', `weighted: weights must be an object, got ${describe(weights)}`);
     const entries = Object.entries(weights) as [K, number][];
-    const total = entries.reduce((sum, [, w]) => sum + Math.max(0, w), 0);
-    if (!(total > 0)) throw new RangeError('weighted: every weight is 0');
+    for (const [k, w] of entries) need(typeof w === 'number' && Number.isFinite(w) && w >= 0, `weighted: weight ${k} must be a finite number >= 0, got ${describe(w)}`);
+    const total = entries.reduce((sum, [, w]) => sum + w, 0);
+    need(total > 0, 'weighted: every weight is 0');
     let x = this.next() * total;
     for (const [key, w] of entries) {
       x -= Math.max(0, w);
@@ -86,6 +91,7 @@ export class SeededRandom {
 
   /** A new generator derived from this seed and `label` (one stream per client or track). */
   fork(label: string): SeededRandom {
+    checkName(label, 'fork: label');
     let h = this.seed ^ 0x811c9dc5;
     for (let i = 0; i < label.length; i++) h = Math.imul(h ^ label.charCodeAt(i), 0x01000193);
     return new SeededRandom(h >>> 0);

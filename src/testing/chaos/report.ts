@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { CheckResult } from './checker/types.js';
 import type { ChaosHistory } from './history.js';
 import { renderHtml } from './html.js';
+import { checkName, describe, need } from './validate.js';
 
 /** The one-line summary of a run: seed, duration, clients, grants, faults, violations. */
 export function summaryLine(history: ChaosHistory, result: CheckResult): string {
@@ -41,6 +42,9 @@ function replacer(_key: string, value: unknown): unknown {
 
 /** Writes `report.json` (history and verdict) and `report.html` (the timeline) into `dir`. */
 export async function writeReport(dir: string, history: ChaosHistory, result: CheckResult): Promise<ReportFiles> {
+  checkName(dir, 'writeReport: dir');
+  need(history !== null && typeof history === 'object' && Array.isArray(history.events), `writeReport: history must be a ChaosHistory, got ${describe(history)}`);
+  need(result !== null && typeof result === 'object' && Array.isArray(result.violations), `writeReport: result must be a CheckResult, got ${describe(result)}`);
   await mkdir(dir, { recursive: true });
   const json = join(dir, 'report.json');
   const html = join(dir, 'report.html');

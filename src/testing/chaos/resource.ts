@@ -8,6 +8,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { chaosNow } from './clock.js';
 import type { ResourceEvent } from './history.js';
 import { LOOPBACK } from '../ports.js';
+import { checkInt, checkName, describe, need } from './validate.js';
 
 /** What a register of a {@link FencedResource} holds. */
 export interface RegisterState {
@@ -30,6 +31,13 @@ interface WriteRequest {
 interface WriteReply {
   id: number;
   accepted: boolean;
+}
+
+/** Checks a write's register, token and value. */
+function checkWrite(register: unknown, token: unknown, value: unknown): void {
+  checkName(register, 'write: register');
+  need(typeof token === 'bigint', `write: token must be a bigint, got ${describe(token)}`);
+  need(typeof value === 'number' && Number.isFinite(value), `write: value must be a finite number, got ${describe(value)}`);
 }
 
 /** Splits a socket's bytes into JSON lines. */
@@ -67,6 +75,7 @@ export class FencedResource {
 
   /** Starts the resource on a free loopback port; `onEvent` gets every decision. */
   static async start(onEvent: (event: ResourceEvent) => void): Promise<FencedResource> {
+    need(typeof onEvent === 'function', `FencedResource.start: onEvent must be a function, got ${describe(onEvent)}`);
     const server = createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -87,6 +96,8 @@ export class FencedResource {
 
   /** Decides one write (also reachable without a socket, for tests). */
   write(register: string, writer: string, token: bigint, value: number): boolean {
+    checkWrite(register, token, value);
+    checkName(writer, 'write: writer');
     const highest = this.#highest.get(register) ?? -1n;
     const accepted = token >= highest;
     if (accepted) {
@@ -148,6 +159,8 @@ export class FencedResourceClient {
   /** Connects to the resource on 127.0.0.1:`port`; `writer` names this client in its records. */
   static connect(port: number, writer: string): Promise<FencedResourceClient> {
     return new Promise((resolve, reject) => {
+      checkInt(port, 'FencedResourceClient.connect: port', 1, 65_535);
+      checkName(writer, 'FencedResourceClient.connect: writer');
       const socket = connect({ host: LOOPBACK, port, noDelay: true });
       socket.once('error', reject);
       socket.once('connect', () => {
@@ -159,6 +172,11 @@ export class FencedResourceClient {
 
   /** Writes `value` to `register` with fencing token `token`; resolves to whether it was accepted. */
   write(register: string, token: bigint, value: number): Promise<boolean> {
+    try {
+      checkWrite(register, token, value);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const id = this.#next++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });

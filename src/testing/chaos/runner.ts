@@ -17,8 +17,9 @@ import { expireSessionByTicket } from './expire.js';
 import { counterValue, ephemeralsUnder, queueItems, settleSessions, settleWatches } from './final.js';
 import { ChaosClientProcess } from './fleet.js';
 import { HistoryRecorder, type ChaosEvent, type ChaosHistory, type FaultKind, type FinalState } from './history.js';
-import { Nemesis } from './nemesis.js';
-import { planWorkloads, type ClientCounts } from './plan.js';
+import { DEFAULT_FAULT_WEIGHTS, Nemesis } from './nemesis.js';
+import { DEFAULT_CLIENT_COUNTS, planWorkloads, type ClientCounts } from './plan.js';
+import { checkInt, checkNumber, checkObject, checkOptionalFunction, checkWeights, describe, need } from './validate.js';
 import { SeededRandom } from './random.js';
 import { FencedResource } from './resource.js';
 
@@ -59,10 +60,20 @@ export interface ChaosRunResult {
  * result; everything it started is stopped, whatever happens.
  */
 export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunResult> {
-  const seconds = options.seconds ?? 60;
-  const seed = options.seed ?? randomBytes(4).readUInt32BE();
-  const T = options.sessionTimeoutMs ?? 4000;
-  const log = options.log ?? (() => undefined);
+  const o = checkObject(options, 'runChaos options');
+  const seconds = checkInt(o.seconds, 'runChaos options.seconds', 1, 86_400, 60);
+  const seed = checkInt(o.seed, 'runChaos options.seed', 0, 2 ** 32 - 1, randomBytes(4).readUInt32BE());
+  // The test servers grant 400 ms (2 ticks) to 60 s.
+  const T = checkInt(o.sessionTimeoutMs, 'runChaos options.sessionTimeoutMs', 400, 60_000, 4000);
+  const counts = checkObject(o.clients, 'runChaos options.clients');
+  for (const [k, n] of Object.entries(counts)) {
+    need(k in DEFAULT_CLIENT_COUNTS, `runChaos options.clients: unknown workload ${JSON.stringify(k)}; known: ${Object.keys(DEFAULT_CLIENT_COUNTS).join(', ')}`);
+    checkInt(n, `runChaos options.clients.${k}`, 0, 50);
+  }
+  checkWeights(o.faults, Object.keys(DEFAULT_FAULT_WEIGHTS) as FaultKind[], 'runChaos options.faults');
+  need(o.logDir === undefined || (typeof o.logDir === 'string' && o.logDir !== ''), `runChaos options.logDir must be a non-empty string, got ${describe(o.logDir)}`);
+  const log = checkOptionalFunction(o.log, 'runChaos options.log') ?? (() => undefined);
+  const slackMs = o.slackMs === undefined ? 0 : checkNumber(o.slackMs, 'runChaos options.slackMs', 0);
   const random = new SeededRandom(seed);
   // The runner follows grants and ends to aim partitions at holders.
   const held = new Map<string, Map<string, number>>();
@@ -190,6 +201,6 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     await cluster?.close();
     if (typeof logFd === 'number') closeSync(logFd);
   }
-  const result = checkHistory(history, { slackMs: options.slackMs ?? 0 });
+  const result = checkHistory(history, { slackMs });
   return { history, result };
 }

@@ -11,7 +11,10 @@ import { checkLeftovers } from './leftovers.js';
 import { checkAtLeastOnce, checkAtMostOnce } from './queue.js';
 import { checkResource } from './resource.js';
 import { checkTokens } from './tokens.js';
-import type { CheckOptions, CheckResult, CheckStats, Violation } from './types.js';
+import type { CheckName, CheckOptions, CheckResult, CheckStats, Violation } from './types.js';
+import { checkNumber, checkObject, describe, need } from '../validate.js';
+
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector']);
 
@@ -34,7 +37,12 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector']
  * ```
  */
 export function checkHistory(history: ChaosHistory, options: CheckOptions = {}): CheckResult {
-  const slack = options.slackMs ?? 0;
+  need(history !== null && typeof history === 'object', `checkHistory: history must be a ChaosHistory, got ${describe(history)}`);
+  need(history.meta !== null && typeof history.meta === 'object' && Array.isArray(history.meta.workloads) && Array.isArray(history.meta.clients), `checkHistory: history.meta must have workloads and clients arrays, got ${describe(history.meta)}`);
+  need(Array.isArray(history.events), `checkHistory: history.events must be an array, got ${describe(history.events)}`);
+  const o = checkObject(options, 'checkHistory options');
+  const slack = o.slackMs === undefined ? 0 : checkNumber(o.slackMs, 'checkHistory options.slackMs', 0);
+  need(o.checks === undefined || (Array.isArray(o.checks) && o.checks.every((c) => CHECKS.includes(c))), `checkHistory options.checks must be an array of ${CHECKS.join(', ')}, got ${describe(o.checks)}`);
   const intervals = beliefIntervals(history);
   const violations: Violation[] = [];
   const excused: Violation[] = [];
@@ -65,7 +73,7 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
     if (e.type === 'resource') stats.resource[e.accepted ? 'accepted' : 'rejected']++;
   }
   violations.push(...checkLeftovers(history));
-  const wanted = new Set(options.checks ?? ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'leftovers', 'harness']);
+  const wanted = new Set(o.checks ?? CHECKS);
   const reported = violations.filter((v) => wanted.has(v.check)).sort((a, b) => (a.t ?? Infinity) - (b.t ?? Infinity));
   return { violations: reported, excused: excused.filter((v) => wanted.has(v.check)), stats };
 }
