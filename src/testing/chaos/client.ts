@@ -85,7 +85,8 @@ process.on('message', (m: RunnerMessage) => {
   }
 });
 
-await session.waitConnected({ timeoutMs: 30_000 }).then(
+// No top-level await: this file is built as CommonJS too.
+void session.waitConnected({ timeoutMs: 30_000 }).then(
   () => send({ msg: 'ready', sessionId: hex(session.sessionId) }),
   (err: unknown) => fatal(err),
 );

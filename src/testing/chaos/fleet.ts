@@ -5,6 +5,7 @@
  * @module
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestingCluster } from '../cluster.js';
 import { ChaosProxy } from '../proxy.js';
@@ -12,6 +13,25 @@ import type { SessionTicket } from './expire.js';
 import type { HistoryRecorder } from './history.js';
 import type { PlannedClient } from './plan.js';
 import type { ClientConfig, ClientMessage, RunnerMessage } from './protocol.js';
+
+/**
+ * The folder of this compiled file, in the ESM build as in the CommonJS one (which has no
+ * `import.meta`): from the raw call site of this function (a stack trace prepared by Node, so
+ * source maps do not move it to the TypeScript source).
+ */
+function moduleDir(): string {
+  const original = Error.prepareStackTrace;
+  let file: string | undefined;
+  try {
+    Error.prepareStackTrace = (_error, stack) => stack;
+    const stack = new Error().stack as unknown as NodeJS.CallSite[];
+    file = stack[0]?.getFileName() ?? undefined;
+  } finally {
+    Error.prepareStackTrace = original;
+  }
+  if (file === undefined) throw new Error('chaos: cannot locate the client script (no file name in the stack)');
+  return dirname(file.startsWith('file:') ? fileURLToPath(file) : file);
+}
 
 // Why: a client must never outlive its runner. Each exits when its IPC channel closes (the
 // runner died, however); this handler also SIGKILLs them on any exit of the runner's own.
@@ -75,7 +95,7 @@ export class ChaosClientProcess {
       resourcePort: options.resourcePort,
       seed: options.seed,
     };
-    const script = fileURLToPath(new URL('./client.js', import.meta.url));
+    const script = join(moduleDir(), 'client.js');
     const child = fork(script, [JSON.stringify(config)], { stdio: ['ignore', options.logFd, options.logFd, 'ipc'] });
     track(child);
     const client = new ChaosClientProcess(plan.name, proxies, child);
