@@ -365,6 +365,8 @@ export interface HistoryRecorderOptions {
  *
  * @example
  * ```ts
+ * import { HistoryRecorder } from 'zk-recipes/testing';
+ *
  * const recorder = new HistoryRecorder({ client: 'svc-1' });
  * recorder.record({ type: 'wait', workload: 'mutex', attempt: 'a1', leases: 1, mode: 'exclusive' });
  * ```

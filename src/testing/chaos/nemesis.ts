@@ -111,6 +111,11 @@ function idle(ms: number, signal: AbortSignal): Promise<void> {
  *
  * @example
  * ```ts
+ * import { HistoryRecorder, Nemesis, SeededRandom, type NemesisClient, type TestingCluster } from 'zk-recipes/testing';
+ * declare const cluster: TestingCluster; // 3 members
+ * declare const clients: NemesisClient[]; // each with its own proxies, one per member
+ *
+ * const recorder = new HistoryRecorder({ client: 'nemesis' });
  * const nemesis = new Nemesis({ cluster, clients, random: new SeededRandom(7), recorder, sessionTimeoutMs: 4000 });
  * await nemesis.run({ durationMs: 60_000 });   // heals everything before it resolves
  * ```

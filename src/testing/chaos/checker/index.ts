@@ -32,6 +32,10 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector']
  *
  * @example
  * ```ts
+ * import assert from 'node:assert/strict';
+ * import { checkHistory, type ChaosHistory } from 'zk-recipes/testing';
+ * declare const history: ChaosHistory; // recorded by a chaos run (runChaos, or your own)
+ *
  * const { violations } = checkHistory(history);
  * assert.deepEqual(violations, []);
  * ```
