@@ -1,7 +1,8 @@
 /**
  * zk-recipes/testing: real ZooKeeper servers and ensembles for tests (Debian's, Homebrew's or an
- * Apache release's jars: see {@link locateZooKeeper}),
- * four-letter-word probes, a fault-injecting TCP proxy and a polling helper.
+ * Apache release's jars: see {@link locateZooKeeper}), four-letter-word probes, a
+ * fault-injecting TCP proxy, a polling helper, and the chaos suite (a seeded nemesis, a history
+ * recorder and an offline checker of what every client believed).
  * @packageDocumentation
  */
 export {
@@ -68,3 +69,6 @@ export {
 // Session expiry (expireSession) is exported here by the client layer's author:
 // it needs a ZooKeeper client, which only src/client may import.
 export { expireSession, type ExpireSessionOptions } from './expire-session.js';
+
+// The chaos suite (npm run chaos): nemesis, history recorder, checker, fenced resource, runner.
+export * from './chaos/index.js';

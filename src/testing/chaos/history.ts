@@ -1,0 +1,412 @@
+/**
+ * The history of a chaos run: what every client did and believed, what the nemesis did, and
+ * what was left at the end; and {@link HistoryRecorder}, which collects it.
+ *
+ * Every event carries `t`, milliseconds on {@link chaosNow}'s clock (shared by every process
+ * on the host), and `client`, who recorded it (`nemesis` for faults and members).
+ *
+ * @module
+ */
+import { chaosNow } from './clock.js';
+import { checkName, checkObject, checkOptionalFunction, describe, need } from './validate.js';
+
+/** How a lock-like workload is held: a lease count for semaphores, a side for read-write locks. */
+export type LockMode = 'exclusive' | 'read' | 'write' | 'lease';
+
+/** Fields every event has. */
+export interface EventBase {
+  /** When, in ms on the {@link chaosNow} clock. */
+  t: number;
+  /** Who recorded it: a client's name, `nemesis`, or `resource`. */
+  client: string;
+}
+
+/** A client asked for a lock, lease, read or write lock, or leadership (`acquire` invoked). */
+export interface WaitEvent extends EventBase {
+  /** Discriminator. */
+  type: 'wait';
+  /** The workload's name (see {@link WorkloadSpec}). */
+  workload: string;
+  /** Identifies this acquisition within the client (ties wait, grant and end together). */
+  attempt: string;
+  /** Leases asked for (1 except for multi-lease semaphore requests). */
+  leases: number;
+  /** What is asked for. */
+  mode: LockMode;
+}
+
+/** An acquisition gave up without a grant (timeout, typed error). */
+export interface WaitFailEvent extends EventBase {
+  /** Discriminator. */
+  type: 'wait-fail';
+  /** The workload's name. */
+  workload: string;
+  /** The acquisition. */
+  attempt: string;
+  /** The error's `code` or name, and message. */
+  error: string;
+}
+
+/**
+ * A grant: from this instant the client believes it holds. `lostAtGrant` is true when the
+ * handle's signal was already aborted when the client got it: it never believed it held.
+ */
+export interface GrantEvent extends EventBase {
+  /** Discriminator. */
+  type: 'grant';
+  /** The workload's name. */
+  workload: string;
+  /** The acquisition. */
+  attempt: string;
+  /** The fencing token, as a decimal string (a bigint). */
+  token: string;
+  /** Leases held. */
+  leases: number;
+  /** What is held. */
+  mode: LockMode;
+  /** For a read-write lock downgrade: the attempt of the write lock it was taken from. */
+  downgradeOf?: string;
+  /** The session that holds it (`0x...`). */
+  sessionId: string;
+  /** The handle's signal was already aborted at the grant. */
+  lostAtGrant: boolean;
+}
+
+/** The client stops believing it holds: it is about to release, or it was told it lost. */
+export interface EndEvent extends EventBase {
+  /** Discriminator. */
+  type: 'end';
+  /** The workload's name. */
+  workload: string;
+  /** The acquisition. */
+  attempt: string;
+  /** `release`: recorded just before calling release(); `lost`: the signal aborted now. */
+  why: 'release' | 'lost';
+  /** The abort reason, for `lost`. */
+  error?: string;
+}
+
+/**
+ * An increment of a counter kept in ZooKeeper (written with `handle.multi`): `invoke` before,
+ * `ok` when the transaction committed (acknowledged), `fail` when it certainly did not, `info`
+ * when the outcome is unknown (the reply was lost).
+ */
+export interface CounterEvent extends EventBase {
+  /** Discriminator. */
+  type: 'counter';
+  /** Phase of the operation. */
+  phase: 'invoke' | 'ok' | 'fail' | 'info';
+  /** The workload's name. */
+  workload: string;
+  /** The acquisition under which it is written. */
+  attempt: string;
+  /** Unique id of this write. */
+  op: string;
+  /** The value written (read + 1). */
+  value: number;
+  /** Error, for `fail` and `info`. */
+  error?: string;
+}
+
+/** What the fenced resource did with a write; recorded by the resource itself, not the client. */
+export interface ResourceEvent extends EventBase {
+  /** Discriminator. */
+  type: 'resource';
+  /** The register written (one per workload). */
+  register: string;
+  /** The client that sent the write. */
+  writer: string;
+  /** The token the write carried (decimal string). */
+  token: string;
+  /** The value written. */
+  value: number;
+  /** Whether the resource accepted it (token not below the highest accepted so far). */
+  accepted: boolean;
+  /** The highest token accepted before this write (decimal string, `-1` when none). */
+  highest: string;
+}
+
+/** A queue put: `invoke`, then `ok` (acknowledged) or `fail` (outcome unknown: it may be there). */
+export interface PutEvent extends EventBase {
+  /** Discriminator. */
+  type: 'put';
+  /** Phase. */
+  phase: 'invoke' | 'ok' | 'fail';
+  /** The workload's name. */
+  workload: string;
+  /** The item's payload: unique per put. */
+  item: string;
+  /** Error, for `fail`. */
+  error?: string;
+}
+
+/** An at-most-once take returned `item` (`ok`), or failed (`fail`: an item may have been lost). */
+export interface TakeEvent extends EventBase {
+  /** Discriminator. */
+  type: 'take';
+  /** Phase. */
+  phase: 'ok' | 'fail';
+  /** The workload's name. */
+  workload: string;
+  /** The payload returned, for `ok`. */
+  item?: string;
+  /** Error, for `fail`. */
+  error?: string;
+}
+
+/** An at-least-once handler was called (`deliver`) or settled (`handled`). */
+export interface DeliveryEvent extends EventBase {
+  /** Discriminator. */
+  type: 'deliver' | 'handled';
+  /** The workload's name. */
+  workload: string;
+  /** The payload delivered. */
+  item: string;
+  /** The delivery count the queue reported. */
+  redeliveries: number;
+  /** The item node's path (one put must make one node). */
+  path?: string;
+  /** For `handled`: whether the handler resolved (the item may be acknowledged) or threw. */
+  outcome?: 'resolved' | 'threw';
+}
+
+/** A connection-state change of a client's session. */
+export interface SessionEvent extends EventBase {
+  /** Discriminator. */
+  type: 'session';
+  /** The new state (CONNECTED, SUSPENDED, RECONNECTED, LOST, CLOSED). */
+  state: string;
+  /** The session id at that moment (`0x...`; `0x0` before the first connection). */
+  sessionId: string;
+}
+
+/** Kinds of fault the {@link Nemesis} injects. */
+export type FaultKind =
+  | 'kill-leader'
+  | 'kill-follower'
+  | 'stop-leader'
+  | 'stop-follower'
+  | 'partition'
+  | 'expire'
+  | 'drop'
+  | 'latency'
+  | 'pause';
+
+/** A fault began (`start`) or was healed (`end`). */
+export interface FaultEvent extends EventBase {
+  /** Discriminator. */
+  type: 'fault';
+  /** Phase. */
+  phase: 'start' | 'end';
+  /** Ties start and end together. */
+  id: number;
+  /** What kind of fault. */
+  fault: FaultKind;
+  /** Its target: `member-N` or a client's name. */
+  target: string;
+  /** Free text: durations, signals, outcomes. */
+  detail?: string;
+}
+
+/** An ensemble member went down or came back (nemesis). */
+export interface MemberEvent extends EventBase {
+  /** Discriminator. */
+  type: 'member';
+  /** The member's server id. */
+  member: number;
+  /** Its new state. */
+  state: 'up' | 'down';
+}
+
+/** The ensemble's leader as last seen (nemesis polls it); `null` while there is none. */
+export interface LeaderEvent extends EventBase {
+  /** Discriminator. */
+  type: 'leader';
+  /** Server id of the leader. */
+  member: number | null;
+}
+
+/** Something a person should know that is not an operation: a client crashed, a phase began. */
+export interface NoteEvent extends EventBase {
+  /** Discriminator. */
+  type: 'note';
+  /** `error` marks a harness problem (a client crashed): the run's result is suspect. */
+  level: 'info' | 'error';
+  /** What happened. */
+  message: string;
+}
+
+/** One event of a chaos history. */
+export type ChaosEvent =
+  | WaitEvent
+  | WaitFailEvent
+  | GrantEvent
+  | EndEvent
+  | CounterEvent
+  | ResourceEvent
+  | PutEvent
+  | TakeEvent
+  | DeliveryEvent
+  | SessionEvent
+  | FaultEvent
+  | MemberEvent
+  | LeaderEvent
+  | NoteEvent;
+
+/** An event without its stamp (`t`, `client`): what a recorder is given. */
+export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
+
+/** The kinds of recipe a workload exercises. */
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once';
+
+/** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
+export interface WorkloadSpec {
+  /** Unique name, used in events. */
+  name: string;
+  /** The recipe exercised. */
+  kind: WorkloadKind;
+  /** The recipe's path in ZooKeeper. */
+  path: string;
+  /** Leases a semaphore allows (1 for exclusive locks and leadership). */
+  maxLeases: number;
+  /** Path of the counter node written under the lock, if any. */
+  counterPath?: string;
+  /** Name of the fenced register written under the lock, if any. */
+  register?: string;
+}
+
+/** Facts about the run that the checker and the report need. */
+export interface RunMeta {
+  /** The nemesis seed. */
+  seed: number;
+  /** How long faults were injected, seconds. */
+  seconds: number;
+  /** When the run started and ended (chaos clock). */
+  startedAt: number;
+  /** When the run ended (chaos clock). */
+  endedAt: number;
+  /** The clients' negotiated-for session timeout, ms. */
+  sessionTimeoutMs: number;
+  /** Every client: its name and workload. */
+  clients: {
+    /** The client's name. */
+    name: string;
+    /** Its workload's name. */
+    workload: string;
+  }[];
+  /** Every workload. */
+  workloads: WorkloadSpec[];
+  /** Server ids of the ensemble members. */
+  members: number[];
+}
+
+/** What one ensemble member reported at the end (four-letter words). */
+export interface MemberLeftovers {
+  /** Server id. */
+  member: number;
+  /** `mntr` zk_watch_count after every client released and closed its recipes (null: no answer). */
+  watches: number | null;
+  /** Session ids (`0x...`) of client sessions still connected (`cons`) after the clients exited. */
+  clientConnections: string[];
+  /** `mntr` zk_ephemerals_count after the clients exited (null: no answer). */
+  ephemerals: number | null;
+  /**
+   * On the leader: sessions the ensemble still tracks after the clients exited (`mntr`
+   * zk_global_sessions), connected or not, besides the harness's own observer session; null on
+   * followers (or no answer).
+   */
+  sessions: number | null;
+}
+
+/** What was left at the end of a run. */
+export interface FinalState {
+  /** Each counter's final value, by workload (null: could not be read). */
+  counters: Record<string, number | null>;
+  /** Items still in each queue after the drain, by workload (payloads). */
+  queueItems: Record<string, string[]>;
+  /** Ephemeral nodes under the run's base path after every client closed (path and owner). */
+  ephemerals: {
+    /** The node's path. */
+    path: string;
+    /** Its owner session (`0x...`). */
+    owner: string;
+  }[];
+  /** Per member. */
+  members: MemberLeftovers[];
+}
+
+/** A whole chaos history: meta, events in recording order, and the final state. */
+export interface ChaosHistory {
+  /** Format version. */
+  version: 1;
+  /** Facts about the run. */
+  meta: RunMeta;
+  /** Every event. */
+  events: ChaosEvent[];
+  /** What was left at the end (absent when the run did not get that far). */
+  final?: FinalState;
+}
+
+/** Options of a {@link HistoryRecorder}. */
+export interface HistoryRecorderOptions {
+  /** Name stamped on events recorded through {@link HistoryRecorder.record}. */
+  client: string;
+  /** Called with every event (e.g. to forward it to another process); events are kept too unless `keep` is false. */
+  onEvent?: (event: ChaosEvent) => void;
+  /** Keep events in {@link HistoryRecorder.events}. Default true. */
+  keep?: boolean;
+}
+
+/**
+ * Collects the events of a chaos run. A client records its own operations with
+ * {@link HistoryRecorder.record} (stamped with {@link chaosNow} and its name, at the instant of
+ * the call: record a belief change in the same tick as it happens); a collector adds events
+ * stamped elsewhere with {@link HistoryRecorder.add}.
+ *
+ * @example
+ * ```ts
+ * import { HistoryRecorder } from 'zk-recipes/testing';
+ *
+ * const recorder = new HistoryRecorder({ client: 'svc-1' });
+ * recorder.record({ type: 'wait', workload: 'mutex', attempt: 'a1', leases: 1, mode: 'exclusive' });
+ * ```
+ */
+export class HistoryRecorder {
+  /** The name stamped on recorded events. */
+  readonly client: string;
+  /** Events kept so far, in recording order. */
+  readonly events: ChaosEvent[] = [];
+  readonly #onEvent: ((event: ChaosEvent) => void) | undefined;
+  readonly #keep: boolean;
+
+  /** Creates a recorder. */
+  constructor(options: HistoryRecorderOptions) {
+    need(options !== undefined, 'HistoryRecorder: options are required ({ client })');
+    const o = checkObject(options, 'HistoryRecorder options');
+    this.client = checkName(o.client, 'HistoryRecorder options.client');
+    this.#onEvent = checkOptionalFunction(o.onEvent, 'HistoryRecorder options.onEvent');
+    need(o.keep === undefined || typeof o.keep === 'boolean', `HistoryRecorder options.keep must be a boolean, got ${describe(o.keep)}`);
+    this.#keep = o.keep ?? true;
+  }
+
+  /** Records `body` now, as this recorder's client; returns the stamped event. */
+  record(body: ChaosEventBody, t: number = chaosNow()): ChaosEvent {
+    need(body !== null && typeof body === 'object' && typeof (body as { type?: unknown }).type === 'string', `record: body must be an event without t and client, got ${describe(body)}`);
+    need(typeof t === 'number' && Number.isFinite(t), `record: t must be a finite number, got ${describe(t)}`);
+    const event = { ...body, t, client: this.client } as ChaosEvent;
+    this.add(event);
+    return event;
+  }
+
+  /** Adds an event stamped elsewhere (another process, the resource). */
+  add(event: ChaosEvent): void {
+    need(event !== null && typeof event === 'object' && typeof event.type === 'string' && typeof event.t === 'number' && typeof event.client === 'string', `add: event must have a type, t and client, got ${describe(event)}`);
+    if (this.#keep) this.events.push(event);
+    this.#onEvent?.(event);
+  }
+
+  /** The kept events sorted by time (stable: recording order breaks ties). */
+  sorted(): ChaosEvent[] {
+    return [...this.events].sort((a, b) => a.t - b.t);
+  }
+}

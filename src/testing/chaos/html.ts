@@ -1,0 +1,157 @@
+/**
+ * The HTML timeline of a chaos run: one self-contained page (inline SVG and CSS, no network).
+ *
+ * @module
+ */
+import { beliefIntervals } from './checker/beliefs.js';
+import type { CheckResult, Violation } from './checker/types.js';
+import type { ChaosEvent, ChaosHistory } from './history.js';
+
+const PX_PER_S = 24;
+const LANE = 22;
+const LEFT = 110;
+
+/** Escapes text for HTML and SVG. */
+function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+/** A bar on a lane. */
+interface Bar {
+  from: number;
+  to: number;
+  cls: string;
+  title: string;
+  /** Offset and height within the lane. */
+  y?: number;
+  h?: number;
+}
+
+/** Spans between an opening event and the next closing one, per key. */
+function spans<T extends ChaosEvent>(events: readonly T[], key: (e: T) => string | undefined, opens: (e: T) => boolean, closes: (e: T) => boolean, end: number): { key: string; from: number; to: number; open: T }[] {
+  const started = new Map<string, T>();
+  const out: { key: string; from: number; to: number; open: T }[] = [];
+  for (const e of events) {
+    const k = key(e);
+    if (k === undefined) continue;
+    const o = started.get(k);
+    if (o && closes(e)) {
+      out.push({ key: k, from: o.t, to: e.t, open: o });
+      started.delete(k);
+    }
+    if (opens(e) && !started.has(k)) started.set(k, e);
+  }
+  for (const [k, o] of started) out.push({ key: k, from: o.t, to: end, open: o });
+  return out;
+}
+
+/** The bars of every lane: members first, then clients. */
+function lanes(history: ChaosHistory): { name: string; bars: Bar[]; marks: { t: number; cls: string; title: string }[] }[] {
+  const { meta } = history;
+  const end = Math.max(meta.endedAt, ...history.events.map((e) => e.t));
+  const events = [...history.events].sort((a, b) => a.t - b.t);
+  const out = new Map<string, { name: string; bars: Bar[]; marks: { t: number; cls: string; title: string }[] }>();
+  const lane = (name: string): { name: string; bars: Bar[]; marks: { t: number; cls: string; title: string }[] } => {
+    let l = out.get(name);
+    if (!l) out.set(name, (l = { name, bars: [], marks: [] }));
+    return l;
+  };
+  for (const m of meta.members) lane(`member-${m}`);
+  for (const c of meta.clients) lane(c.name);
+  const members = events.filter((e) => e.type === 'member');
+  for (const s of spans(members, (e) => (e.type === 'member' ? `member-${e.member}` : undefined), (e) => e.type === 'member' && e.state === 'up', (e) => e.type === 'member' && e.state === 'down', end)) {
+    lane(s.key).bars.push({ from: s.from, to: s.to, cls: 'up', title: `${s.key} up` });
+  }
+  const leaders = events.filter((e) => e.type === 'leader');
+  leaders.forEach((e, i) => {
+    if (e.type !== 'leader' || e.member === null) return;
+    const to = leaders[i + 1]?.t ?? end;
+    lane(`member-${e.member}`).bars.push({ from: e.t, to, cls: 'leader', title: `member-${e.member} leader`, y: 6, h: 10 });
+  });
+  const waits = events.filter((e) => e.type === 'wait' || e.type === 'grant' || e.type === 'wait-fail');
+  for (const s of spans(waits, (e) => ('attempt' in e ? `${e.client}\u0000${e.attempt}` : undefined), (e) => e.type === 'wait', (e) => e.type !== 'wait', end)) {
+    lane(s.open.client).bars.push({ from: s.from, to: s.to, cls: 'wait', title: `${s.open.client} waiting (${'attempt' in s.open ? s.open.attempt : ''})`, y: 8, h: 6 });
+  }
+  for (const list of beliefIntervals(history).values()) {
+    for (const i of list) {
+      const lost = i.ended?.why === 'lost';
+      lane(i.client).bars.push({ from: i.start, to: i.end, cls: `hold ${i.mode}${lost ? ' lostend' : ''}`, title: `${i.client} holds ${i.workload} ${i.mode}${i.leases > 1 ? ` x${i.leases}` : ''} token ${i.token}${lost ? `; told lost: ${i.ended?.error ?? ''}` : ''}`, y: 3, h: 16 });
+      if (lost) lane(i.client).marks.push({ t: i.end, cls: 'lost', title: `told lost: ${i.ended?.error ?? ''}` });
+    }
+  }
+  const sessions = events.filter((e) => e.type === 'session');
+  for (const s of spans(sessions, (e) => e.client, (e) => e.type === 'session' && e.state === 'SUSPENDED', (e) => e.type === 'session' && e.state !== 'SUSPENDED', end)) {
+    lane(s.key).bars.push({ from: s.from, to: s.to, cls: 'suspended', title: `${s.key} SUSPENDED`, y: 19, h: 3 });
+  }
+  for (const e of sessions) if (e.type === 'session' && e.state === 'LOST') lane(e.client).marks.push({ t: e.t, cls: 'sessionlost', title: `session ${e.sessionId} LOST` });
+  const faults = events.filter((e) => e.type === 'fault');
+  for (const s of spans(faults, (e) => (e.type === 'fault' ? String(e.id) : undefined), (e) => e.type === 'fault' && e.phase === 'start', (e) => e.type === 'fault' && e.phase === 'end', end)) {
+    const f = s.open;
+    if (f.type !== 'fault') continue;
+    lane(f.target).bars.push({ from: s.from, to: Math.max(s.to, s.from + 40), cls: 'fault', title: `fault #${f.id} ${f.fault}: ${f.detail ?? ''}`, y: 0, h: 3 });
+  }
+  for (const e of events) {
+    if (e.type === 'put' && e.phase === 'ok') lane(e.client).marks.push({ t: e.t, cls: 'put', title: `put ${e.item}` });
+    if (e.type === 'take' && e.phase === 'ok') lane(e.client).marks.push({ t: e.t, cls: 'take', title: `took ${e.item ?? ''}` });
+    if (e.type === 'handled') lane(e.client).marks.push({ t: e.t, cls: e.outcome === 'resolved' ? 'take' : 'lost', title: `handled ${e.item} (${e.outcome ?? ''})` });
+  }
+  return [...out.values()];
+}
+
+/** A table of a violation's events. */
+function excerptTable(v: Violation, t0: number): string {
+  const rows = v.events.map((e) => {
+    const { t, client, type, ...rest } = e;
+    return `<tr><td>${((t - t0) / 1000).toFixed(3)}</td><td>${esc(client)}</td><td>${esc(type)}</td><td><code>${esc(JSON.stringify(rest))}</code></td></tr>`;
+  });
+  return rows.length === 0 ? '' : `<table><tr><th>t (s)</th><th>client</th><th>event</th><th>fields</th></tr>${rows.join('')}</table>`;
+}
+
+/** Renders the run as a self-contained HTML page: summary, violations, and the timeline. */
+export function renderHtml(history: ChaosHistory, result: CheckResult): string {
+  const t0 = history.meta.startedAt;
+  const end = Math.max(history.meta.endedAt, ...history.events.map((e) => e.t));
+  const x = (t: number): number => LEFT + ((t - t0) / 1000) * PX_PER_S;
+  const all = lanes(history);
+  const width = Math.ceil(x(end)) + 20;
+  const height = all.length * LANE + 30;
+  const svg: string[] = [];
+  for (let s = 0; s <= (end - t0) / 1000; s += 5) svg.push(`<line class="tick" x1="${x(t0 + s * 1000)}" x2="${x(t0 + s * 1000)}" y1="0" y2="${height - 20}"/><text class="axis" x="${x(t0 + s * 1000) + 2}" y="${height - 6}">${s}s</text>`);
+  all.forEach((l, i) => {
+    const y = i * LANE;
+    svg.push(`<text class="name" x="4" y="${y + 15}">${esc(l.name)}</text><line class="sep" x1="${LEFT}" x2="${width}" y1="${y + LANE}" y2="${y + LANE}"/>`);
+    for (const b of l.bars) svg.push(`<rect class="${b.cls}" x="${x(b.from).toFixed(1)}" y="${y + (b.y ?? 2)}" width="${Math.max(1, x(b.to) - x(b.from)).toFixed(1)}" height="${b.h ?? 18}"><title>${esc(b.title)}</title></rect>`);
+    for (const m of l.marks) svg.push(`<rect class="${m.cls}" x="${(x(m.t) - 1).toFixed(1)}" y="${y + 1}" width="2" height="${LANE - 2}"><title>${esc(m.title)}</title></rect>`);
+  });
+  for (const v of result.excused) if (v.t !== undefined) svg.push(`<line class="excused" x1="${x(v.t)}" x2="${x(v.t)}" y1="0" y2="${height - 20}"><title>${esc(v.message)}</title></line>`);
+  for (const v of result.violations) if (v.t !== undefined) svg.push(`<line class="violation" x1="${x(v.t)}" x2="${x(v.t)}" y1="0" y2="${height - 20}"><title>${esc(v.message)}</title></line>`);
+  const list = (vs: readonly Violation[]): string => vs.map((v) => `<details><summary>[${esc(v.check)}${v.workload ? ` ${esc(v.workload)}` : ''}] ${esc(v.message)}</summary>${excerptTable(v, t0)}</details>`).join('');
+  const m = history.meta;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>zk-recipes chaos run, seed ${m.seed}</title>
+<style>
+body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222}
+h1{font-size:18px} .ok{color:#176b2c} .bad{color:#b00020}
+.scroll{overflow-x:auto;border:1px solid #ccc} table{border-collapse:collapse;margin:6px 0} td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top} code{font-size:11px}
+svg text.name{font-size:11px} svg text.axis{font-size:10px;fill:#666}
+.tick{stroke:#eee} .sep{stroke:#f2f2f2}
+.up{fill:#cfe8cf} .leader{fill:#e0b100} .wait{fill:#cfcfcf}
+.hold{fill:#2f6fd6} .hold.read{fill:#7fb0f0} .hold.write{fill:#173f8a} .hold.lease{fill:#4f8fe6} .hold.lostend{stroke:#d00;stroke-width:1}
+.suspended{fill:#f09a00} .fault{fill:#8e44ad} .lost{fill:#d00} .sessionlost{fill:#600} .put{fill:#2a9d8f} .take{fill:#264653}
+.violation{stroke:#ff0033;stroke-width:2;stroke-dasharray:4 2} .excused{stroke:#f09a00;stroke-width:1;stroke-dasharray:2 3}
+.legend span{display:inline-block;width:12px;height:10px;margin:0 4px 0 12px;vertical-align:middle}
+</style></head><body>
+<h1>Chaos run: seed ${m.seed}, ${m.seconds} s of faults, ${m.clients.length} clients, session timeout ${m.sessionTimeoutMs} ms</h1>
+<p class="${result.violations.length === 0 ? 'ok' : 'bad'}"><b>${result.violations.length} violations</b>, ${result.excused.length} excused overlaps, ${result.stats.faults} faults.
+Grants: ${esc(JSON.stringify(result.stats.grants))}. Told lost: ${esc(JSON.stringify(result.stats.lost))}; smallest gap from a loss to the next grant (ms): ${esc(JSON.stringify(result.stats.lossMarginMs))}. Increments: ${esc(JSON.stringify(result.stats.increments))}. Resource accepted/rejected: ${result.stats.resource.accepted}/${result.stats.resource.rejected}. Queues: ${esc(JSON.stringify(result.stats.queue))}.</p>
+${result.violations.length > 0 ? `<h2>Violations</h2>${list(result.violations)}` : ''}
+${result.excused.length > 0 ? `<h2>Excused overlaps</h2>${list(result.excused)}` : ''}
+<h2>Timeline</h2>
+<div class="legend">members: <span class="up" style="background:#cfe8cf"></span>up <span style="background:#e0b100"></span>leader;
+clients: <span style="background:#cfcfcf"></span>waiting <span style="background:#2f6fd6"></span>holding (exclusive/lease) <span style="background:#7fb0f0"></span>read <span style="background:#173f8a"></span>write
+<span style="background:#d00"></span>told lost <span style="background:#f09a00"></span>SUSPENDED <span style="background:#600"></span>session LOST <span style="background:#8e44ad"></span>fault <span style="background:#2a9d8f"></span>put <span style="background:#264653"></span>taken/handled;
+<span style="background:#ff0033"></span>violation <span style="background:#f09a00"></span>excused overlap (dashed). Hover for details.</div>
+<div class="scroll"><svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${svg.join('')}</svg></div>
+</body></html>
+`;
+}

@@ -1,0 +1,75 @@
+/**
+ * Which workloads a chaos run has, with how many clients each.
+ *
+ * @module
+ */
+import type { WorkloadKind, WorkloadSpec } from './history.js';
+
+/** Clients per workload kind (0 leaves a workload out). */
+export type ClientCounts = Partial<Record<WorkloadKind, number>>;
+
+/** The default mix: 17 clients, every recipe. */
+export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
+  mutex: 3,
+  semaphore: 3,
+  rwlock: 3,
+  latch: 2,
+  selector: 2,
+  'queue-at-most-once': 2,
+  'queue-at-least-once': 2,
+};
+
+/** The CI mix (`--ci`, and the chaos run of `npm test`): 15 clients, every recipe. */
+export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
+  mutex: 2,
+  semaphore: 3,
+  rwlock: 2,
+  latch: 2,
+  selector: 2,
+  'queue-at-most-once': 2,
+  'queue-at-least-once': 2,
+};
+
+/** The seed of the CI run (`--ci`, and the chaos run of `npm test`). */
+export const CI_SEED = 20261201;
+
+/** One client of the plan. */
+export interface PlannedClient {
+  /** Unique name, e.g. `mutex-1`. */
+  name: string;
+  /** Its workload. */
+  workload: WorkloadSpec;
+}
+
+/** Short names of the kinds, for client names. */
+const SHORT: Readonly<Record<WorkloadKind, string>> = {
+  mutex: 'mutex',
+  semaphore: 'sem',
+  rwlock: 'rw',
+  latch: 'latch',
+  selector: 'sel',
+  'queue-at-most-once': 'take',
+  'queue-at-least-once': 'consume',
+};
+
+/** The workloads (paths under `base`) and their clients. */
+export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIENT_COUNTS): { workloads: WorkloadSpec[]; clients: PlannedClient[] } {
+  const workloads: WorkloadSpec[] = [];
+  const clients: PlannedClient[] = [];
+  for (const kind of Object.keys(DEFAULT_CLIENT_COUNTS) as WorkloadKind[]) {
+    const n = counts[kind] ?? 0;
+    if (n <= 0) continue;
+    const name = SHORT[kind];
+    const spec: WorkloadSpec = {
+      name,
+      kind,
+      path: `${base}/${name}`,
+      maxLeases: kind === 'semaphore' ? 2 : 1,
+      ...((kind === 'mutex' || kind === 'rwlock') && { counterPath: `${base}/${name}-counter` }),
+      ...((kind === 'mutex' || kind === 'rwlock' || kind === 'latch' || kind === 'selector') && { register: name }),
+    };
+    workloads.push(spec);
+    for (let i = 1; i <= n; i++) clients.push({ name: `${name}-${i}`, workload: spec });
+  }
+  return { workloads, clients };
+}

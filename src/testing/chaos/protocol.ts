@@ -1,0 +1,40 @@
+/**
+ * Messages between the chaos runner and its client processes (over the IPC channel).
+ *
+ * @internal
+ * @module
+ */
+import type { ChaosEvent, WorkloadSpec } from './history.js';
+
+/** What a client process is started with (JSON in argv[2]). */
+export interface ClientConfig {
+  /** The client's name (unique in the run). */
+  name: string;
+  /** Its workload. */
+  workload: WorkloadSpec;
+  /** Its connect string: its own proxies, one per member. */
+  connectString: string;
+  /** Requested session timeout, ms. */
+  sessionTimeoutMs: number;
+  /** Port of the fenced resource on 127.0.0.1. */
+  resourcePort: number;
+  /** Seed of the client's own random stream. */
+  seed: number;
+}
+
+/** Runner to client. */
+export type RunnerMessage =
+  | { cmd: 'start' }
+  | { cmd: 'credentials'; id: number }
+  | { cmd: 'drain' }
+  | { cmd: 'pause'; ms: number }
+  | { cmd: 'stop' }
+  | { cmd: 'exit' };
+
+/** Client to runner. */
+export type ClientMessage =
+  | { msg: 'event'; event: ChaosEvent }
+  | { msg: 'ready'; sessionId: string }
+  | { msg: 'credentials'; id: number; sessionId: string; password: string; timeoutMs: number }
+  | { msg: 'credentials'; id: number; unavailable: string }
+  | { msg: 'stopped'; sessionIds: string[] };

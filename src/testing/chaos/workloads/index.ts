@@ -1,0 +1,22 @@
+/**
+ * The workload of each recipe kind.
+ *
+ * @internal
+ * @module
+ */
+import type { WorkloadKind } from '../history.js';
+import type { Workload } from './common.js';
+import { latchWorkload, selectorWorkload } from './leader.js';
+import { mutexWorkload, rwlockWorkload, semaphoreWorkload } from './locks.js';
+import { consumeWorkload, takeWorkload } from './queue.js';
+
+/** The client-side loop of every workload kind. */
+export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
+  mutex: mutexWorkload,
+  semaphore: semaphoreWorkload,
+  rwlock: rwlockWorkload,
+  latch: latchWorkload,
+  selector: selectorWorkload,
+  'queue-at-most-once': takeWorkload,
+  'queue-at-least-once': consumeWorkload,
+};

@@ -1,0 +1,170 @@
+/**
+ * Workloads of the lock recipes: a mutex guarding a counter and a fenced register, a semaphore
+ * with some multi-lease requests, a read-write lock with downgrades.
+ *
+ * @internal
+ * @module
+ */
+import type { LockHandle } from '../../../driver/handle.js';
+import { Mutex } from '../../../mutex/mutex.js';
+import { ReadWriteLock } from '../../../rwlock/rwlock.js';
+import { Semaphore } from '../../../semaphore/semaphore.js';
+import type { LockMode } from '../history.js';
+import { believe, checkIn, errorText, fenceAgain, holdThroughSuspension, incrementAndFence, pause, type Belief, type WorkloadContext } from './common.js';
+
+/**
+ * How long a holder holds: mostly short; one in ten 0.8-2.5 s; one in ten 3-7 s, past the
+ * session timeout, so that a partition aimed at it lands while it holds and outlasts its
+ * session: it must be told it lost the lock before anyone else is granted it.
+ */
+function holdMs(ctx: WorkloadContext): number {
+  const x = ctx.random.next();
+  if (x < 0.1) return ctx.random.int(3000, 7000);
+  if (x < 0.2) return ctx.random.int(800, 2500);
+  return ctx.random.int(20, 250);
+}
+
+/** One acquisition: records the wait, the grant or the failure; null when not granted. */
+async function acquire(
+  ctx: WorkloadContext,
+  attempt: string,
+  leases: number,
+  mode: LockMode,
+  get: () => Promise<LockHandle>,
+  downgradeOf?: string,
+): Promise<{ handle: LockHandle; belief: Belief } | null> {
+  ctx.recorder.record({ type: 'wait', workload: ctx.spec.name, attempt, leases, mode });
+  let handle: LockHandle;
+  try {
+    handle = await get();
+  } catch (err) {
+    ctx.recorder.record({ type: 'wait-fail', workload: ctx.spec.name, attempt, error: errorText(err) });
+    return null;
+  }
+  const belief = believe(ctx, { attempt, token: handle.fencingToken, leases, mode, sessionId: handle.sessionId, ...(downgradeOf !== undefined && { downgradeOf }) }, handle.signal);
+  return { handle, belief };
+}
+
+/** Ends the belief, then releases; a lost lock's release error is expected. */
+async function release(held: { handle: LockHandle; belief: Belief }): Promise<void> {
+  held.belief.release();
+  await held.handle.release().catch(() => undefined);
+}
+
+/** Backs off after a failed acquisition (a partitioned client retries a few times a second). */
+function backoff(ctx: WorkloadContext): Promise<boolean> {
+  return pause(ctx.random.int(50, 300), ctx.stop);
+}
+
+/** Mutex: increment the counter under the lock (handle.multi), write the fenced register, hold. */
+export async function mutexWorkload(ctx: WorkloadContext): Promise<void> {
+  const mutex = new Mutex(ctx.session, ctx.spec.path, { participantId: ctx.name });
+  const seq = { n: 0 };
+  try {
+    for (let i = 0; !ctx.stop.aborted; i++) {
+      const attempt = `${ctx.name}-${i}`;
+      const held = await acquire(ctx, attempt, 1, 'exclusive', () => mutex.acquire({ timeoutMs: 8000, signal: ctx.stop }));
+      if (!held) {
+        await backoff(ctx);
+        continue;
+      }
+      try {
+        await incrementAndFence(ctx, attempt, held.handle, held.belief, seq).catch(() => undefined);
+        await pause(holdMs(ctx), held.handle.signal);
+        await checkIn(ctx, held.handle.signal);
+        await holdThroughSuspension(ctx, held.handle.signal);
+        await fenceAgain(ctx, held.handle.fencingToken, held.belief, seq);
+      } finally {
+        await release(held);
+      }
+      await pause(ctx.random.int(0, 100), ctx.stop);
+    }
+  } finally {
+    await mutex.close();
+  }
+}
+
+/** Semaphore: one or (sometimes) two leases at a time. */
+export async function semaphoreWorkload(ctx: WorkloadContext): Promise<void> {
+  const max = ctx.spec.maxLeases;
+  const sem = new Semaphore(ctx.session, ctx.spec.path, { maxLeases: max, participantId: ctx.name });
+  try {
+    for (let i = 0; !ctx.stop.aborted; i++) {
+      const attempt = `${ctx.name}-${i}`;
+      const leases = max >= 2 && ctx.random.chance(0.3) ? 2 : 1;
+      const held = await acquire(ctx, attempt, leases, 'lease', () => sem.acquire(leases, { timeoutMs: 8000, signal: ctx.stop }));
+      if (!held) {
+        await backoff(ctx);
+        continue;
+      }
+      try {
+        await pause(holdMs(ctx), held.handle.signal);
+        await checkIn(ctx, held.handle.signal);
+        await holdThroughSuspension(ctx, held.handle.signal);
+      } finally {
+        await release(held);
+      }
+      await pause(ctx.random.int(0, 100), ctx.stop);
+    }
+  } finally {
+    await sem.close();
+  }
+}
+
+/** Read-write lock: readers, writers (counter under the write lock), and downgrades. */
+export async function rwlockWorkload(ctx: WorkloadContext): Promise<void> {
+  const rw = new ReadWriteLock(ctx.session, ctx.spec.path, { participantId: ctx.name });
+  const seq = { n: 0 };
+  const opts = { timeoutMs: 8000, signal: ctx.stop };
+  try {
+    for (let i = 0; !ctx.stop.aborted; i++) {
+      const attempt = `${ctx.name}-${i}`;
+      if (ctx.random.chance(0.6)) {
+        const read = await acquire(ctx, attempt, 1, 'read', () => rw.readLock().acquire(opts));
+        if (!read) {
+          await backoff(ctx);
+          continue;
+        }
+        try {
+          await pause(holdMs(ctx), read.handle.signal);
+          await checkIn(ctx, read.handle.signal);
+          await holdThroughSuspension(ctx, read.handle.signal);
+        } finally {
+          await release(read);
+        }
+      } else {
+        const write = await acquire(ctx, attempt, 1, 'write', () => rw.writeLock().acquire(opts));
+        if (!write) {
+          await backoff(ctx);
+          continue;
+        }
+        let read: { handle: LockHandle; belief: Belief } | null = null;
+        try {
+          await incrementAndFence(ctx, attempt, write.handle, write.belief, seq).catch(() => undefined);
+          await pause(holdMs(ctx), write.handle.signal);
+          await checkIn(ctx, write.handle.signal);
+          await holdThroughSuspension(ctx, write.handle.signal);
+          await fenceAgain(ctx, write.handle.fencingToken, write.belief, seq);
+          // Downgrade: take the read lock while holding the write lock, then let the write go.
+          if (ctx.random.chance(0.5) && write.belief.active) {
+            read = await acquire(ctx, `${attempt}-d`, 1, 'read', () => rw.readLock().acquire(opts), attempt);
+          }
+        } finally {
+          await release(write);
+        }
+        if (read) {
+          try {
+            await pause(holdMs(ctx), read.handle.signal);
+            await checkIn(ctx, read.handle.signal);
+            await holdThroughSuspension(ctx, read.handle.signal);
+          } finally {
+            await release(read);
+          }
+        }
+      }
+      await pause(ctx.random.int(0, 100), ctx.stop);
+    }
+  } finally {
+    await rw.close();
+  }
+}

@@ -1,0 +1,54 @@
+// The chaos suite's small parts, without ZooKeeper: the seeded generator replays, the fenced
+// resource rejects stale tokens and records its own decisions, the recorder stamps events.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { chaosNow, FencedResource, FencedResourceClient, HistoryRecorder, SeededRandom, type ChaosEvent } from '../../src/testing/index.js';
+
+test('SeededRandom: one seed, one sequence; forks are independent streams', () => {
+  const a = new SeededRandom(42);
+  const b = new SeededRandom(42);
+  const seqA = Array.from({ length: 20 }, () => a.int(0, 1000));
+  assert.deepEqual(Array.from({ length: 20 }, () => b.int(0, 1000)), seqA);
+  assert.notDeepEqual(Array.from({ length: 20 }, () => new SeededRandom(43).int(0, 1000)), seqA);
+  assert.notEqual(a.fork('x').seed, a.fork('y').seed);
+  assert.equal(a.fork('x').seed, new SeededRandom(42).fork('x').seed);
+  const r = new SeededRandom(1);
+  for (let i = 0; i < 1000; i++) {
+    const x = r.next();
+    assert.ok(x >= 0 && x < 1);
+    assert.ok(['a', 'b'].includes(r.weighted({ a: 1, b: 3, c: 0 })));
+  }
+});
+
+test('FencedResource: accepts tokens that do not go back, over a socket, and records each decision', async () => {
+  const events: ChaosEvent[] = [];
+  const resource = await FencedResource.start((e) => events.push(e));
+  const client = await FencedResourceClient.connect(resource.port, 'c1');
+  try {
+    assert.equal(await client.write('r', 10n, 1), true);
+    assert.equal(await client.write('r', 10n, 2), true); // the same holder again
+    assert.equal(await client.write('r', 12n, 3), true);
+    assert.equal(await client.write('r', 11n, 4), false); // stale
+    assert.equal(await client.write('other', 1n, 5), true); // registers are separate
+    assert.deepEqual(resource.state('r'), { value: 3, token: 12n });
+    assert.deepEqual(events.map((e) => (e.type === 'resource' ? `${e.register}:${e.token}:${e.accepted}` : '')), ['r:10:true', 'r:10:true', 'r:12:true', 'r:11:false', 'other:1:true']);
+  } finally {
+    client.close();
+    await resource.close();
+  }
+});
+
+test('HistoryRecorder: stamps with the shared clock and the client name, forwards, keeps in order', () => {
+  const forwarded: ChaosEvent[] = [];
+  const recorder = new HistoryRecorder({ client: 'c', onEvent: (e) => forwarded.push(e) });
+  const before = chaosNow();
+  recorder.record({ type: 'note', level: 'info', message: 'one' });
+  recorder.record({ type: 'note', level: 'info', message: 'two' }, before - 5);
+  assert.equal(forwarded.length, 2);
+  assert.equal(recorder.events[0]?.client, 'c');
+  assert.ok((recorder.events[0]?.t ?? 0) >= before);
+  assert.deepEqual(recorder.sorted().map((e) => (e.type === 'note' ? e.message : '')), ['two', 'one']);
+  const quiet = new HistoryRecorder({ client: 'q', keep: false });
+  quiet.record({ type: 'note', level: 'info', message: 'x' });
+  assert.equal(quiet.events.length, 0);
+});
