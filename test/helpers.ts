@@ -116,11 +116,26 @@ export class ServerFixture {
   }
 }
 
+/** A session that reaches the ensemble only through two followers; see {@link ClusterFixture.behindTwoFollowers}. */
+export interface BehindTwoFollowers {
+  /** The session, connected through the first follower. */
+  victim: ZkSession;
+  /** Server id of the first follower. */
+  first: number;
+  /** Its route to the first follower. */
+  viaFirst: ChaosProxy;
+  /** Its route to the second follower (refusing until `failOver()`). */
+  viaSecond: ChaosProxy;
+  /** Cuts the first route and opens the second, so the next reconnect goes there. */
+  failOver: () => void;
+}
+
 /** Like {@link ServerFixture}, for a file sharing one 3-member ensemble. */
 export class ClusterFixture {
   cluster!: TestingCluster;
   observer!: ZkSession;
   readonly pool = new SessionPool();
+  readonly proxies: ChaosProxy[] = [];
 
   /** Registers the `before` and `after` hooks of the file. */
   constructor() {
@@ -130,8 +145,35 @@ export class ClusterFixture {
     });
     after(async () => {
       await this.pool.closeAll();
+      await Promise.all(this.proxies.map((p) => p.close()));
       await this.cluster?.close();
     });
+  }
+
+  /** A proxy in front of the member listening on `port` (closed in `after`). */
+  async proxyTo(port: number): Promise<ChaosProxy> {
+    const proxy = await ChaosProxy.start({ targetPort: port });
+    this.proxies.push(proxy);
+    return proxy;
+  }
+
+  /**
+   * A session connected through one follower, whose only other route is a second follower:
+   * `failOver()` cuts the first route and opens the second, so the next reconnect goes there.
+   */
+  async behindTwoFollowers(): Promise<BehindTwoFollowers> {
+    const leader = await this.cluster.waitForQuorum();
+    const [first, second] = this.cluster.members.filter((m) => m.id !== leader);
+    if (!first || !second) throw new Error('behindTwoFollowers: the ensemble has fewer than two followers');
+    const viaFirst = await this.proxyTo(first.port);
+    const viaSecond = await this.proxyTo(second.port);
+    viaSecond.reject(true);
+    const victim = await this.pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { sessionTimeoutMs: 4000 });
+    const failOver = (): void => {
+      viaFirst.reject(true);
+      viaSecond.reject(false);
+    };
+    return { victim, first: first.id, viaFirst, viaSecond, failOver };
   }
 
   /** Child names of `path` (sorted, [] when absent), as the observer sees them. */

@@ -3,23 +3,14 @@
 // lock driver's protected names, the queue producer's item ids) sync first, so they find what
 // was created; nothing is created twice.
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import type { ZkSession } from '../../src/client/index.js';
 import { Mutex } from '../../src/mutex/index.js';
 import { DistributedQueue } from '../../src/queue/index.js';
-import { ChaosProxy, waitFor } from '../../src/testing/index.js';
+import { waitFor } from '../../src/testing/index.js';
 import { ClusterFixture, uniquePath } from '../helpers.js';
 
 const fx = new ClusterFixture();
-const proxies: ChaosProxy[] = [];
-after(() => Promise.all(proxies.map((p) => p.close())));
-
-async function proxyTo(port: number): Promise<ChaosProxy> {
-  const p = await ChaosProxy.start({ targetPort: port });
-  proxies.push(p);
-  return p;
-}
-
 /** Children of `dir` with their owners, sorted by name. */
 async function owned(dir: string): Promise<{ name: string; owner: bigint }[]> {
   await fx.observer.sync(dir);
@@ -43,29 +34,10 @@ async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
   );
 }
 
-/**
- * A session connected through one follower, whose only other route is a second follower:
- * `failOver()` cuts the first route and opens the second, so the next reconnect goes there.
- */
-async function behindTwoFollowers(): Promise<{ victim: ZkSession; viaFirst: ChaosProxy; viaSecond: ChaosProxy; failOver: () => void }> {
-  const leader = await fx.cluster.waitForQuorum();
-  const [first, second] = fx.cluster.members.filter((m) => m.id !== leader);
-  assert.ok(first && second);
-  const viaFirst = await proxyTo(first.port);
-  const viaSecond = await proxyTo(second.port);
-  viaSecond.reject(true);
-  const victim = await fx.pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { sessionTimeoutMs: 4000 });
-  const failOver = (): void => {
-    viaFirst.reject(true);
-    viaSecond.reject(false);
-  };
-  return { victim, viaFirst, viaSecond, failOver };
-}
-
 test('a lost create reply, then a reconnect to another member: our node is adopted, never a second one', async () => {
   const dir = uniquePath('other-member');
   await fx.observer.mkdirp(dir);
-  const { victim, viaFirst, viaSecond, failOver } = await behindTwoFollowers();
+  const { victim, viaFirst, viaSecond, failOver } = await fx.behindTwoFollowers();
   const sessionId = victim.sessionId;
   const mutex = new Mutex(victim, dir, { reapParentAfterMs: Infinity });
 
@@ -96,7 +68,7 @@ test('a lost create reply, then a reconnect to another member: our node is adopt
 test('a put whose reply is lost, then a reconnect to another member: exactly one item', async () => {
   const path = uniquePath('put-other-member');
   const bucket = `${path}/items/p-500/b-0000000000`;
-  const { victim, viaSecond, viaFirst, failOver } = await behindTwoFollowers();
+  const { victim, viaSecond, viaFirst, failOver } = await fx.behindTwoFollowers();
   const queue = new DistributedQueue(victim, path);
 
   const lost = viaFirst.loseReply({ path: `${bucket}/i-` }).then(failOver);

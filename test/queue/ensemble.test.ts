@@ -4,39 +4,14 @@
 // kills, client partitions past the session timeout, forced expiries and lost replies, checking
 // every delivery promise of the queue guide and that nothing is left behind.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { ZkSession } from '../../src/client/index.js';
 import { DistributedQueue } from '../../src/index.js';
-import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
+import { expireSession, waitFor, withTimeout, type ChaosProxy } from '../../src/testing/index.js';
 import { ClusterFixture, nextState, uniquePath } from '../helpers.js';
 import { childrenOf, itemData, itemPaths, noop, text } from './support.js';
 
 const fx = new ClusterFixture();
-const proxies: ChaosProxy[] = [];
-after(() => Promise.all(proxies.map((p) => p.close())));
-
-async function proxyTo(port: number): Promise<ChaosProxy> {
-  const p = await ChaosProxy.start({ targetPort: port });
-  proxies.push(p);
-  return p;
-}
-
-/** A session behind two followers: `failOver()` cuts the first route and opens the second. */
-async function behindTwoFollowers(): Promise<{ victim: ZkSession; first: number; viaFirst: ChaosProxy; viaSecond: ChaosProxy; failOver: () => void }> {
-  const leader = await fx.cluster.waitForQuorum();
-  const [first, second] = fx.cluster.members.filter((m) => m.id !== leader);
-  assert.ok(first && second);
-  const viaFirst = await proxyTo(first.port);
-  const viaSecond = await proxyTo(second.port);
-  viaSecond.reject(true);
-  const victim = await fx.pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { sessionTimeoutMs: 4000 });
-  const failOver = (): void => {
-    viaFirst.reject(true);
-    viaSecond.reject(false);
-  };
-  return { victim, first: first.id, viaFirst, viaSecond, failOver };
-}
-
 /** Waits until no running member holds a watch of `session` under `under` (wchc). */
 async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
   const hex = `0x${session.sessionId.toString(16)}`;
@@ -53,7 +28,7 @@ describe('lost replies and killed members', () => {
   test('a put whose reply is lost, whose item is taken, then a reconnect to another member: the put resolves once (decided after a sync)', async () => {
     const path = uniquePath('put-taken-other-member');
     const bucket = `${path}/items/p-500/b-0000000000`;
-    const { victim, viaSecond, viaFirst, failOver } = await behindTwoFollowers();
+    const { victim, viaSecond, viaFirst, failOver } = await fx.behindTwoFollowers();
     const producer = new DistributedQueue(victim, path);
     const consumer = new DistributedQueue(fx.observer, path);
     await producer.put('warm-up');
@@ -86,7 +61,7 @@ describe('lost replies and killed members', () => {
 
   test("an acknowledgement lost with the consumer's member (killed): retried on another member, nothing stranded", async () => {
     const path = uniquePath('ack-member-killed');
-    const { victim, first, viaFirst, failOver } = await behindTwoFollowers();
+    const { victim, first, viaFirst, failOver } = await fx.behindTwoFollowers();
     await new DistributedQueue(fx.observer, path).put('X');
     const q = new DistributedQueue(victim, path);
     const before = victim.counters.multi;
@@ -135,7 +110,7 @@ describe('fault injection', () => {
     const paths = { amo: `${base}/at-most-once`, alo: `${base}/at-least-once`, puts: `${base}/puts-only` };
     const sessionTimeoutMs = 2000;
     const client = async (name: string): Promise<Client> => {
-      const routes = await Promise.all(fx.cluster.members.map((m) => proxyTo(m.port)));
+      const routes = await Promise.all(fx.cluster.members.map((m) => fx.proxyTo(m.port)));
       const session = await fx.pool.connect(routes.map((r) => r.connectString).join(','), { sessionTimeoutMs });
       return { name, session, routes };
     };
