@@ -150,6 +150,18 @@ export class ClusterFixture {
     });
   }
 
+  /** Waits until no running member holds a data watch of `session` under `under` (wchc). */
+  async waitNoWatches(session: ZkSession, under: string): Promise<void> {
+    const hex = `0x${session.sessionId.toString(16)}`;
+    await waitFor(
+      async () => {
+        const maps = await Promise.all(this.cluster.members.filter((m) => m.running).map((m) => m.watchesBySession()));
+        return !maps.some((m) => (m.get(hex) ?? []).some((p) => p.startsWith(under)));
+      },
+      { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
+    );
+  }
+
   /** A proxy in front of the member listening on `port` (closed in `after`). */
   async proxyTo(port: number): Promise<ChaosProxy> {
     const proxy = await ChaosProxy.start({ targetPort: port });

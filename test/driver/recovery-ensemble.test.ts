@@ -4,10 +4,8 @@
 // was created; nothing is created twice.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ZkSession } from '../../src/client/index.js';
 import { Mutex } from '../../src/mutex/index.js';
 import { DistributedQueue } from '../../src/queue/index.js';
-import { waitFor } from '../../src/testing/index.js';
 import { ClusterFixture, uniquePath } from '../helpers.js';
 
 const fx = new ClusterFixture();
@@ -20,18 +18,6 @@ async function owned(dir: string): Promise<{ name: string; owner: bigint }[]> {
     const st = stats[i];
     return st ? [{ name, owner: st.ephemeralOwner }] : [];
   });
-}
-
-/** Waits until no member holds a watch of `session` under `under` (wchc). */
-async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
-  const hex = `0x${session.sessionId.toString(16)}`;
-  await waitFor(
-    async () => {
-      const maps = await Promise.all(fx.cluster.members.filter((m) => m.running).map((m) => m.watchesBySession()));
-      return !maps.some((m) => (m.get(hex) ?? []).some((p) => p.startsWith(under)));
-    },
-    { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
-  );
 }
 
 test('a lost create reply, then a reconnect to another member: our node is adopted, never a second one', async () => {
@@ -60,7 +46,7 @@ test('a lost create reply, then a reconnect to another member: our node is adopt
   await handle.release();
   assert.deepEqual(await owned(dir), [], 'nothing left');
   assert.equal(victim.activeWatchCount, 0);
-  await waitNoWatches(victim, dir);
+  await fx.waitNoWatches(victim, dir);
   await mutex.close();
   await fx.observer.deleteRecursive(dir);
 });

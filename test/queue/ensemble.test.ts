@@ -12,18 +12,6 @@ import { ClusterFixture, nextState, uniquePath } from '../helpers.js';
 import { childrenOf, itemData, itemPaths, noop, text } from './support.js';
 
 const fx = new ClusterFixture();
-/** Waits until no running member holds a watch of `session` under `under` (wchc). */
-async function waitNoWatches(session: ZkSession, under: string): Promise<void> {
-  const hex = `0x${session.sessionId.toString(16)}`;
-  await waitFor(
-    async () => {
-      const maps = await Promise.all(fx.cluster.members.filter((m) => m.running).map((m) => m.watchesBySession()));
-      return !maps.some((m) => (m.get(hex) ?? []).some((p) => p.startsWith(under)));
-    },
-    { timeoutMs: 5000, message: `no watches of ${hex} under ${under}` },
-  );
-}
-
 describe('lost replies and killed members', () => {
   test('a put whose reply is lost, whose item is taken, then a reconnect to another member: the put resolves once (decided after a sync)', async () => {
     const path = uniquePath('put-taken-other-member');
@@ -92,7 +80,7 @@ describe('lost replies and killed members', () => {
     assert.equal(victim.sessionId, sessionId, 'the same session all along');
     assert.equal(calls, 1);
     await q.close();
-    await waitNoWatches(victim, path);
+    await fx.waitNoWatches(victim, path);
     await fx.observer.deleteRecursive(path);
   });
 });
@@ -308,7 +296,7 @@ describe('fault injection', () => {
     await waitFor(async () => (await leftovers()).length === 0, { timeoutMs: 10_000, intervalMs: 200, message: 'nothing left' }).catch(async (err: unknown) => {
       assert.fail(`left behind: ${(await leftovers()).join(', ')} (${String(err)})`);
     });
-    for (const c of everyone) await waitNoWatches(c.session, base);
+    for (const c of everyone) await fx.waitNoWatches(c.session, base);
     t.diagnostic(
       `# fault run: ${faults} faults; puts acknowledged ${acked.alo.size + acked.amo.size + acked.puts.size}, unknown ${unknown.alo.size + unknown.amo.size + unknown.puts.size}; ` +
         `taken ${taken.size} (${lostAmo.length} at-most-once items lost); at-least-once deliveries ${[...handled.values()].length}`,
