@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkDeadline, checkEnv, checkInt, checkLines, checkNonEmptyString, checkOptions, checkPort } from './check.js';
+import { checkDeadline, checkEnv, checkInt, checkLines, checkNonEmptyString, checkOptions, checkPort, MAX_TIMER_MS } from './check.js';
 import { trackDir, untrackDir } from './cleanup.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
 import { freePort, LOOPBACK } from './ports.js';
@@ -46,8 +46,8 @@ const PORT_ATTEMPTS = 5;
 export function checkTestOptions(options: ZooKeeperTestOptions, what: string): void {
   checkOptions(options, what);
   const tick = checkInt(options.tickTime, 'tickTime', 1, 60_000, 200);
-  const min = checkInt(options.minSessionTimeout, 'minSessionTimeout', 1, 2 ** 31 - 1, 2 * tick);
-  const max = checkInt(options.maxSessionTimeout, 'maxSessionTimeout', 1, 2 ** 31 - 1, Math.max(60_000, min));
+  const min = checkInt(options.minSessionTimeout, 'minSessionTimeout', 1, MAX_TIMER_MS, 2 * tick);
+  const max = checkInt(options.maxSessionTimeout, 'maxSessionTimeout', 1, MAX_TIMER_MS, Math.max(60_000, min));
   if (max < min) throw new InvalidArgumentError(`maxSessionTimeout (${max}) must not be below minSessionTimeout (${min})`);
   checkLines(options.extraConfig, 'extraConfig');
   checkLines(options.jvmArgs, 'jvmArgs');
