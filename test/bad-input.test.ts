@@ -423,6 +423,7 @@ const leaderRows: Row[] = [
       ['policy', ['LOST', 'bogus', 1, null]],
       ['participantId', [5, null, {}, 'x'.repeat(1_000_001)]],
       ['lockName', ['', 'a/b', 5, null, 'nul\u0000']],
+      ['watchOwnNode', ['yes', 1, null]],
       ['errorBackoff', ['x', null, { baseDelayMs: -1 }, { baseDelayMs: Number.NaN }, { maxDelayMs: 2 ** 31 }, { baseDelayMs: 500, maxDelayMs: 100 }, { baseDelayMs: '5' }]],
     ] as const
   ).flatMap(([key, values]) =>

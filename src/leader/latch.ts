@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState } from '../client/types.js';
-import { checkOptions, checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
+import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
@@ -31,6 +31,14 @@ export interface LeaderLatchOptions {
   policy?: LeadershipPolicy;
   /** Lock name of the latch nodes. Default `latch-` (Curator's `LeaderLatch`). */
   lockName?: string;
+  /**
+   * Also watch our own node, so that a leader whose node is deleted (or changed) by someone else
+   * steps down at once. Costs one read and one notification per term. Default false, as in
+   * Curator's `LeaderLatch`: nodes of an election are only ever deleted by their owner or with
+   * its session; with false, a leader whose node an operator deletes keeps leading until its
+   * session ends while the next participant is elected.
+   */
+  watchOwnNode?: boolean;
   /**
    * The pause after a failed attempt to enter the election (a persistent `NoAuthError`, say),
    * before the next one: `baseDelayMs` after the first failure, doubling with each failure in a
@@ -122,6 +130,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private readonly policy: LeadershipPolicy;
   private readonly backoff: Backoff;
   private readonly kinds: readonly string[];
+  private readonly watchOwnNode: boolean;
   private started = false;
   private readonly closeController = new AbortController();
   private closing: Promise<void> | undefined;
@@ -154,6 +163,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     if (typeof lockName !== 'string' || lockName === '' || lockName.includes('/') || !isNodeName(lockName)) {
       throw new InvalidArgumentError(`lockName must be a non-empty znode name without "/" or control characters, got ${describe(lockName)}`);
     }
+    this.watchOwnNode = checkBoolean(options.watchOwnNode, 'watchOwnNode', false);
     this.backoff = resolveBackoff(options.errorBackoff, 'errorBackoff', DEFAULT_ERROR_BACKOFF);
     this.path = path;
     this.policy = policy;
@@ -251,7 +261,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       try {
         await this.session.waitConnected({ signal: stop });
         this.reaper.cancel(this.path);
-        held = await this.driver.acquire({ signal: stop, data: this.data, watchOwnNode: true });
+        held = await this.driver.acquire({ signal: stop, data: this.data, watchOwnNode: this.watchOwnNode });
         // Closed while the grant was on its way: never lead (the finally removes the node).
         if (!held || stop.aborted) continue;
         // Our node must belong to the session we are connected with now (CURATOR-696).
@@ -274,8 +284,9 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         failed = true;
       } finally {
         if (held) {
-          held.ownWatchAbort?.abort();
+          // Delete first: the deletion fires our own watch, so it needs no removal request.
           await this.driver.remove(held.paths, held.sessionSignal);
+          held.ownWatchAbort?.abort();
         }
       }
       // A persistent error costs a few requests a second, not a busy loop.

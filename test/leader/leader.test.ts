@@ -117,6 +117,29 @@ describe('LeaderLatch', () => {
     assert.deepEqual(count.errors, []);
   });
 
+  test('watchOwnNode: a leader whose node someone deletes steps down at once; the next leads; it re-enters', async () => {
+    const path = uniquePath('own-node');
+    const sessions = await sessionsN(2);
+    const ids = ['a', 'b'];
+    const latches = sessions.map((s, i) => new LeaderLatch(s, path, { participantId: ids[i], watchOwnNode: true }));
+    const count = countLeaders(latches, ids);
+    await startInOrder(path, latches);
+    await withTimeout(latches[0]!.awaitLeadership({ timeoutMs: 5000 }), 6000, 'a leads');
+    const signal = latches[0]!.leadershipSignal!;
+    const revoked = new Promise<unknown>((resolve) => latches[0]!.once('revoked', resolve));
+    const [first] = await latches[1]!.participants();
+    await fx.observer.delete(first!.path); // someone deletes the leader's node
+    const reason = await withTimeout(revoked, 5000, 'a is told');
+    assert.ok(reason instanceof LockLostError && /deleted by someone else/.test(reason.message), String(reason));
+    assert.ok(signal.aborted);
+    await withTimeout(latches[1]!.awaitLeadership({ timeoutMs: 5000 }), 6000, 'b leads');
+    await settled(path, latches, ids, ['b', 'a']);
+    assert.equal(count.max, 1, 'never two leaders');
+    await Promise.all(latches.map((x) => x.close()));
+    assert.deepEqual(await nodes(path), []);
+    assert.deepEqual(count.errors, []);
+  });
+
   test('fencing tokens: each term has one (elected, fencingToken, participants), increasing from term to term', async () => {
     const path = uniquePath('tokens');
     const [s1, s2] = await sessionsN(2);
