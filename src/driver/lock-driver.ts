@@ -97,7 +97,19 @@ interface Entered {
   owner: bigint;
   /** Aborts when the session the create was sent in ends: our node(s) go with it. */
   ownerSignal: AbortSignal;
-  listing: Promise<{ children: string[]; stat: Stat }>;
+  /** The listing sent right behind the create; taken (cleared) by the wait that reads it. */
+  listing: Promise<Listing> | undefined;
+}
+
+interface Listing {
+  children: string[];
+  stat: Stat;
+}
+
+/** What a waiter keeps of a listing: the nodes it waits on, and when their deletion promotes it. */
+interface Waiting {
+  readonly nodes: readonly QueueNode[];
+  readonly holdsAfter: number | undefined;
 }
 
 /** Our node vanished while we waited (deleted by someone, or the session went): start over. */
@@ -362,7 +374,7 @@ export class LockDriver {
     return this.inPlace(name, place, listing, owner);
   }
 
-  private inPlace(name: string, place: InPlaceOf, listing: Entered['listing'], ownerSignal: AbortSignal): Entered {
+  private inPlace(name: string, place: InPlaceOf, listing: Promise<Listing>, ownerSignal: AbortSignal): Entered {
     return { names: [name], czxid: place.fencingToken, owner: place.sessionId, ownerSignal, listing };
   }
 
@@ -406,11 +418,11 @@ export class LockDriver {
 
   /**
    * Steps 2-5 of DESIGN.md: evaluate the predicate on the sorted listing; wait on what it names
-   * with getData watches; on a deletion re-evaluate on the snapshot minus that node. Nodes only
-   * ever leave the part of the queue ahead of ours, so by the predicate's monotonicity a grant
-   * on the reduced snapshot is safe without another listing (a mutex waiter whose predecessor
-   * was the head of its snapshot takes the lock on one notification, with no read); anything
-   * else re-lists once.
+   * with getData watches. Of a listing a waiter keeps only those nodes and how many of them must
+   * go for it to hold (`holdsAfter`): nodes only ever leave the part of the queue ahead of ours,
+   * so by the predicate's monotonicity that grant is safe without another listing (a mutex
+   * waiter whose predecessor was the head takes the lock on one notification, with no read);
+   * any other deletion lists again. So a waiter's memory does not grow with the queue.
    */
   private async waitForTurn(
     entered: Entered,
@@ -420,16 +432,9 @@ export class LockDriver {
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
   ): Promise<boolean> {
     const ours = entered.names[0] as string;
-    let listing = await raceAbort(entered.listing, giveUp);
-    await raceAbort(Promise.resolve(req.onListing?.(listing.stat, listing.children)), giveUp);
-    let queue = sortChildren(listing.children, this.spec.kinds);
-    let trusted = true; // false: the snapshot was reduced by deletions we were told of
-    let insertable = false; // a removed node's holder may have inserted one in its place
-    const remove = (names: readonly string[]): void => {
-      insertable ||= queue.some((n) => names.includes(n.name) && n.kind === this.spec.insertingKind);
-      queue = without(queue, names);
-      trusted = false;
-    };
+    // Listings are read only in the helpers below: a suspended async function keeps every value
+    // it ever awaited in its registers, and this one waits long.
+    let waiting = await this.firstDecision(entered, ours, count, req, giveUp);
     const watches = new Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>();
     const dropWatch = (name: string): void => {
       watches.get(name)?.abort.abort();
@@ -439,35 +444,66 @@ export class LockDriver {
     const scope = new AbortController();
     try {
       for (;;) {
-        const index = queue.findIndex((n) => n.name === ours);
-        if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
-        const decision = this.spec.predicate(queue, index, count);
-        if (decision.hold ? !trusted && insertable : !trusted) {
-          // A reduced snapshot may still list nodes that left unseen (we only watch a few):
-          // one listing beats probing them one by one.
-          listing = await raceAbort(this.session.getChildren(this.dir), giveUp);
-          queue = sortChildren(listing.children, this.spec.kinds);
-          trusted = true;
-          insertable = false;
-          continue;
-        }
-        if (decision.hold) return true;
+        if (waiting === undefined) return true;
         if (req.timeoutMs === 0) return false;
-        for (const name of watches.keys()) if (!decision.waitOn.includes(name)) dropWatch(name);
-        const missing = await raceAbort(this.watchAll(decision.waitOn, watches, scope.signal), giveUp);
-        if (missing.length > 0) {
-          remove(missing);
-          continue;
+        const { nodes, holdsAfter } = waiting;
+        const names = nodes.map((n) => n.name);
+        for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
+        const gone = new Set<string>();
+        for (;;) {
+          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope.signal), giveUp);
+          for (const name of missing) gone.add(name);
+          if (missing.length === 0) {
+            const event = await this.nextEvent(watches, giveUp, ownWatch);
+            if (event === undefined) return false;
+            watches.delete(event.name);
+            // Changed, not deleted: watch it again.
+            if (event.type !== 'NODE_DELETED') continue;
+            gone.add(event.name);
+          }
+          break;
         }
-        const event = await this.nextEvent(watches, giveUp, ownWatch);
-        if (event === undefined) return false;
-        watches.delete(event.name);
-        if (event.type === 'NODE_DELETED') remove([event.name]);
+        // A removed node's holder may have inserted one in its place (a downgrade): list first.
+        const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind);
+        if (holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) return true;
+        // Others ahead may have left unseen (we only watch a few): one listing beats probing
+        // them one by one.
+        waiting = await this.relist(ours, count, giveUp);
       }
     } finally {
       scope.abort();
       for (const name of [...watches.keys()]) dropWatch(name);
     }
+  }
+
+  /** The decision on the listing sent with our create (after the recipe's `onListing` check). */
+  private async firstDecision(entered: Entered, ours: string, count: number, req: AcquireRequest, giveUp: AbortSignal | undefined): Promise<Waiting | undefined> {
+    const listing = entered.listing as Promise<Listing>;
+    entered.listing = undefined;
+    const { children, stat } = await raceAbort(listing, giveUp);
+    await raceAbort(Promise.resolve(req.onListing?.(stat, children)), giveUp);
+    return this.decide(children, ours, count);
+  }
+
+  /** The decision on a fresh listing. */
+  private async relist(ours: string, count: number, giveUp: AbortSignal | undefined): Promise<Waiting | undefined> {
+    const { children } = await raceAbort(this.session.getChildren(this.dir), giveUp);
+    return this.decide(children, ours, count);
+  }
+
+  /** The predicate on a listing: undefined when we hold, else what to wait on. */
+  private decide(children: readonly string[], ours: string, count: number): Waiting | undefined {
+    const queue = sortChildren(children, this.spec.kinds);
+    const index = queue.findIndex((n) => n.name === ours);
+    if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
+    const decision = this.spec.predicate(queue, index, count);
+    if (decision.hold) return undefined;
+    // Copies: a name sliced from the listing would keep the whole reply alive.
+    const nodes = decision.waitOn.map((name) => {
+      const n = queue.find((q) => q.name === name) as QueueNode;
+      return { name: copy(n.name), kind: n.kind, seq: n.seq, uuid: n.uuid === undefined ? undefined : copy(n.uuid) };
+    });
+    return { nodes, holdsAfter: decision.holdsAfter };
   }
 
   /**
@@ -608,6 +644,7 @@ function placeLost(place: InPlaceOf, why: string, cause?: unknown): LockLostErro
   return new LockLostError(`cannot take the place of ${place.path}: ${why}, so the lock it stood for is lost; nothing was acquired (nor left behind): acquire the lock again`, { path: place.path, cause });
 }
 
-function without(queue: readonly QueueNode[], names: readonly string[]): QueueNode[] {
-  return queue.filter((n) => !names.includes(n.name));
+/** A flat copy of `s`: V8 keeps a sliced string's parent alive. */
+function copy(s: string): string {
+  return Buffer.from(s, 'utf8').toString('utf8');
 }

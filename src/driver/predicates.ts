@@ -20,6 +20,14 @@ export interface WaitOn {
   readonly hold: false;
   /** Names of the nodes to watch; a deletion among them is the only event that can promote us. */
   readonly waitOn: readonly string[];
+  /**
+   * How many of `waitOn` must be gone for us to hold, the rest of the queue as listed (nodes
+   * only ever leave the part ahead of ours, so by monotonicity we hold then whatever else left);
+   * undefined when their deletion alone can never promote us (others ahead must go too, and we
+   * are not told of them: list again). This is all a waiter keeps of a listing, so N waiters
+   * hold O(N) state, not N listings.
+   */
+  readonly holdsAfter: number | undefined;
 }
 
 /** What a predicate decides: we hold, or the nodes (names) to wait on. */
@@ -28,7 +36,8 @@ export type Decision = Hold | WaitOn;
 /**
  * Decides for the participant whose `count` adjacent nodes start at `index` of `queue` (sorted,
  * filtered). Must be monotone: if it holds with some predecessors, it holds with any subset of
- * them, because the driver re-evaluates it on a snapshot minus the deletions it was told of.
+ * them, because the driver grants on `holdsAfter` deletions among the watched nodes without
+ * listing again (it keeps nothing else of the listing).
  */
 export type Predicate = (queue: readonly QueueNode[], index: number, count: number) => Decision;
 
@@ -46,7 +55,10 @@ export function windowPredicate(maxLeases: number): Predicate {
   return (queue, index, count) => {
     const window = maxLeases - count + 1;
     if (index < window) return HOLD;
-    return { hold: false, waitOn: queue.slice(index - window, index).map((n) => n.name) };
+    // We hold once index - window + 1 nodes ahead are gone: possible from the window alone
+    // only when that is no more than the window.
+    const needed = index - window + 1;
+    return { hold: false, waitOn: queue.slice(index - window, index).map((n) => n.name), holdsAfter: needed <= window ? needed : undefined };
   };
 }
 
@@ -59,7 +71,10 @@ export function readPredicate(writeKind: string): Predicate {
   return (queue, index) => {
     for (let i = index - 1; i >= 0; i--) {
       const n = queue[i];
-      if (n?.kind === writeKind) return { hold: false, waitOn: [n.name] };
+      if (n?.kind !== writeKind) continue;
+      // Once it is gone we hold, unless another write node is ahead of it.
+      const another = queue.slice(0, i).some((p) => p.kind === writeKind);
+      return { hold: false, waitOn: [n.name], holdsAfter: another ? undefined : 1 };
     }
     return HOLD;
   };

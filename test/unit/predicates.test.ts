@@ -278,6 +278,17 @@ describe('monotonicity (checked exhaustively for small queues)', () => {
               const what = `${label}: ${full.map((n) => n.kind[2] ?? n.kind).join('')} count ${count}, kept mask ${mask.toString(2)}`;
               if (d.hold) assert.equal(d2.hold, true, `${what}: held, then no longer after removals`);
               else if (d.waitOn.every((name) => kept.some((n) => n.name === name))) assert.equal(d2.hold, false, `${what}: granted while the watched nodes still exist`);
+              else if (d.holdsAfter !== undefined && d.waitOn.filter((name) => !kept.some((n) => n.name === name)).length >= d.holdsAfter) {
+                // The driver grants on holdsAfter deletions among the watched nodes, listing nothing.
+                assert.equal(d2.hold, true, `${what}: holdsAfter ${d.holdsAfter} of the watched nodes gone, yet not held`);
+              }
+              if (!d.hold) {
+                // holdsAfter is exact when only watched nodes go: no grant is left to a listing that could be saved.
+                const onlyWatched = full.filter((n, i) => i >= before || !d.waitOn.includes(n.name) || (mask & (1 << i)) !== 0);
+                const goneCount = full.length - onlyWatched.length;
+                const d3 = predicate(onlyWatched, onlyWatched.findIndex((n) => n.name === 'our0'), count);
+                if (goneCount > 0) assert.equal(d3.hold, d.holdsAfter !== undefined && goneCount >= d.holdsAfter, `${what}: ${goneCount} watched gone, holdsAfter ${String(d.holdsAfter)}`);
+              }
               checked++;
             }
           }
