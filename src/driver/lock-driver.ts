@@ -33,6 +33,14 @@ export interface LockSpec {
   readonly insertingKind?: string;
   /** Data for the directory node when the driver has to create it. */
   readonly dirData?: Buffer;
+  /**
+   * Only with a predicate under which a holder has nothing ahead of it (`windowPredicate(1)`):
+   * {@link LockDriver.release} leaves the released node's name as the directory's data, in the
+   * deletion's transaction. A waiter whose predecessor went reads that small node instead of
+   * listing the directory: if it names the predecessor, the predecessor held, so nothing is
+   * ahead of us. Not with `dirData` (the directory's data is the recipe's then).
+   */
+  readonly handoff?: boolean;
 }
 
 /** One acquisition request. */
@@ -466,6 +474,7 @@ export class LockDriver {
         // A removed node's holder may have inserted one in its place (a downgrade): list first.
         const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind);
         if (holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) return true;
+        if (this.spec.handoff && nodes.length === 1 && !inserted && (await this.handedOver(nodes[0] as QueueNode, giveUp))) return true;
         // Others ahead may have left unseen (we only watch a few): one listing beats probing
         // them one by one.
         waiting = await this.relist(ours, count, giveUp);
@@ -483,6 +492,17 @@ export class LockDriver {
     const { children, stat } = await raceAbort(listing, giveUp);
     await raceAbort(Promise.resolve(req.onListing?.(stat, children)), giveUp);
     return this.decide(children, ours, count);
+  }
+
+  /** Whether `node` left as a holder: its release named it in the directory's data. */
+  private async handedOver(node: QueueNode, giveUp: AbortSignal | undefined): Promise<boolean> {
+    try {
+      const { data } = await raceAbort(this.session.getData(this.dir), giveUp);
+      return data.length === Buffer.byteLength(node.name) && data.toString('utf8') === node.name;
+    } catch (err) {
+      if (err instanceof NoNodeError) return false;
+      throw err;
+    }
   }
 
   /** The decision on a fresh listing. */
@@ -607,6 +627,33 @@ export class LockDriver {
       }
     }
     return all;
+  }
+
+  /**
+   * Deletes the node(s) of a grant, like {@link remove}; with `handoff` (one node), in one
+   * transaction with the mark that tells our successor we held (see {@link LockSpec.handoff}).
+   * Only for nodes that were granted: a mark from a node that never held could grant its
+   * successor while others are ahead.
+   */
+  async release(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
+    const path = paths[0];
+    if (!this.spec.handoff || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
+    const mark = Buffer.from(path.slice(this.dir.length + 1), 'utf8');
+    let sent = false;
+    for (;;) {
+      if (owner.aborted || this.session.closed) return false;
+      try {
+        await raceAbort(this.session.multi([{ type: 'delete', path }, { type: 'setData', path: this.dir, data: mark }]), owner);
+        return true;
+      } catch (err) {
+        // After a lost reply, gone means our earlier transaction deleted it.
+        if (err instanceof NoNodeError) return sent && err.opIndex === 0;
+        if (owner.aborted || err instanceof SessionExpiredError || err instanceof ClosedError) return false;
+        if (!(err instanceof ConnectionLossError)) throw err;
+        sent ||= err.sent !== false;
+        await this.session.waitConnected({ signal: owner }).catch(noop);
+      }
+    }
   }
 
   /**

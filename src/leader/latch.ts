@@ -170,7 +170,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.kinds = [lockName];
     this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
     if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
-    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1) });
+    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1), handoff: true });
     this.reaper = new ParentReaper(session, 10_000);
     this.onState = (s) => {
       if (s === 'SUSPENDED' && this.policy === 'suspended') this.endLeadership(new LockLostError(`leadership of ${this.path} ended: connection suspended`, { path }));
@@ -285,7 +285,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       } finally {
         if (held) {
           // Delete first: the deletion fires our own watch, so it needs no removal request.
-          await this.driver.remove(held.paths, held.sessionSignal);
+          await this.driver.release(held.paths, held.sessionSignal);
           held.ownWatchAbort?.abort();
         }
       }

@@ -45,7 +45,7 @@ export type MutexOptions = LockOptions;
 export class Mutex extends LockRecipe {
   /** Creates a mutex on `path` (its directory; created on demand). */
   constructor(session: ZkSession, path: string, options: MutexOptions = {}) {
-    super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1) }, options, 'mutex');
+    super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1), handoff: true }, options, 'mutex');
   }
 
   /** Waits for the lock. Rejects with `LockTimeoutError` after `timeoutMs`, or the abort reason. */

@@ -194,6 +194,77 @@ describe('exclusion and order', () => {
   });
 });
 
+describe('handoff: a woken waiter learns its predecessor held from one small read', () => {
+  test('20 waiters: each woken waiter reads the directory node, never the listing', async () => {
+    const path = uniquePath('handoff');
+    const sessions = await sessionsN(21);
+    const mutexes = sessions.map((s) => new Mutex(s, path));
+    const holder = await mutexes[0]!.acquire();
+    const grants: LockHandle[] = [];
+    const waiting = mutexes.slice(1).map((m) => m.acquire().then((h) => grants.push(h)));
+    await queued(path, 21);
+    await waitFor(() => sessions.slice(1).every((s) => s.counters.getData >= 1), { timeoutMs: 5000, message: 'waiters settled' });
+    let current = holder;
+    for (let round = 0; round < 20; round++) {
+      const before = sessions.map((s) => s.counters);
+      await current.release();
+      assert.equal((await fx.observer.getData(path)).data.toString(), current.path.slice(path.length + 1), 'the release named its node');
+      await waitFor(() => grants.length === round + 1, { timeoutMs: 5000, message: 'next grant' });
+      const next = grants[round]!;
+      const i = sessions.findIndex((s) => s.sessionId === next.sessionId);
+      assert.equal(sessions[i]!.counters.getChildren - before[i]!.getChildren, 0, `round ${round}: no listing`);
+      assert.ok(sessions[i]!.counters.getData - before[i]!.getData <= 1, `round ${round}: at most one small read`);
+      current = next;
+    }
+    await current.release();
+    await Promise.all(waiting);
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
+  test('a predecessor that gave up or whose session expired while waiting hands nothing over', async () => {
+    const path = uniquePath('no-handoff');
+    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
+    proxies.push(proxy);
+    // Not renewed: its acquisition must not re-enter the queue in a new session.
+    const victimSession = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000, renewOnLoss: false });
+    const [s0, s1, s2] = await sessionsN(3);
+    // An earlier holder's release leaves its name as the mark: it must not count for the others.
+    await (await new Mutex(s0!, path).acquire()).release();
+    const holder = await new Mutex(s0!, path).acquire();
+    const quitter = new AbortController();
+    const p1 = new Mutex(s1!, path).acquire({ signal: quitter.signal });
+    p1.catch(() => undefined);
+    await queued(path, 2);
+    const p2 = new Mutex(victimSession, path).acquire();
+    p2.catch(() => undefined);
+    await queued(path, 3);
+    let granted = false;
+    const last = new Mutex(s2!, path).acquire().then((h) => {
+      granted = true;
+      return h;
+    });
+    await queued(path, 4);
+    await waitFor(() => s2!.counters.getData >= 1, { timeoutMs: 5000, message: 'the last waiter watches its predecessor' });
+    // Its predecessor's session expires while waiting: the server deletes the node, no mark.
+    let reads = s2!.counters.getChildren;
+    await expireSession(victimSession, proxy);
+    await waitFor(() => s2!.counters.getChildren > reads, { timeoutMs: 5000, message: 'it lists again' });
+    await queued(path, 3);
+    // Its new predecessor gives up.
+    reads = s2!.counters.getChildren;
+    quitter.abort(new Error('gave up'));
+    await assert.rejects(p1, /gave up/);
+    await waitFor(() => s2!.counters.getChildren > reads, { timeoutMs: 5000, message: 'it lists again' });
+    await waitFor(() => s2!.counters.getData >= 4, { timeoutMs: 5000, message: 'and watches the holder' });
+    assert.equal(granted, false, 'not granted while the holder holds');
+    assert.ok(holder.isHeld);
+    await holder.release();
+    const h = await withTimeout(last, 5000, 'granted after the holder released');
+    await h.release();
+    assert.deepEqual(await lockNodes(path), []);
+  });
+});
+
 describe('giving up leaves nothing behind', () => {
   test('timeout: LockTimeoutError, node and watch gone, the lock still works', async () => {
     const path = uniquePath('timeout');
