@@ -450,9 +450,10 @@ export class LockDriver {
     };
     // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
     const scope = new AbortController();
+    let granted = false;
     try {
       for (;;) {
-        if (waiting === undefined) return true;
+        if (waiting === undefined) return (granted = true);
         if (req.timeoutMs === 0) return false;
         const { nodes, holdsAfter } = waiting;
         const names = nodes.map((n) => n.name);
@@ -473,15 +474,18 @@ export class LockDriver {
         }
         // A removed node's holder may have inserted one in its place (a downgrade): list first.
         const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind);
-        if (holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) return true;
-        if (this.spec.handoff && nodes.length === 1 && !inserted && (await this.handedOver(nodes[0] as QueueNode, giveUp))) return true;
+        if (holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) return (granted = true);
+        if (this.spec.handoff && nodes.length === 1 && !inserted && (await this.handedOver(nodes[0] as QueueNode, giveUp))) return (granted = true);
         // Others ahead may have left unseen (we only watch a few): one listing beats probing
         // them one by one.
         waiting = await this.relist(ours, count, giveUp);
       }
     } finally {
       scope.abort();
-      for (const name of [...watches.keys()]) dropWatch(name);
+      // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
+      // release; their watches then fire unheard, which costs the server less than a removal
+      // request each now. Given up: nothing of ours may linger, so they are removed.
+      if (!granted) for (const name of [...watches.keys()]) dropWatch(name);
     }
   }
 

@@ -141,11 +141,21 @@ describe('waiting window', () => {
     assert.ok(dNode);
     assert.deepEqual(await watchedBy(sessions[3] as ZkSession), [a.path, b.path, c.path].sort());
     assert.equal(dGranted, false, 'no fourth lease while three are held');
+    const removals = sessions[3]!.counters.removeWatches;
     await c.release();
     const dh = await withTimeout(d, 5000, 'D granted after C released');
     assert.ok(dh.isHeld);
     assert.ok(a.isHeld && b.isHeld, 'A and B still hold');
     assert.deepEqual(await childrenOf(path), namesOf(a, b, dh));
+    // Its watches on A and B are left to fire (cheaper than removing them), and do on release.
+    assert.deepEqual(await watchedBy(sessions[3] as ZkSession), [a.path, b.path].sort());
+    const events = sessions[3]!.counters.watchEvents;
+    await a.release();
+    await b.release();
+    await waitFor(() => sessions[3]!.counters.watchEvents === events + 2, { timeoutMs: 5000, message: 'both fired' });
+    assert.equal(sessions[3]!.counters.removeWatches, removals, 'no removal request');
+    assert.equal(sessions[3]!.activeWatchCount, 0, 'nothing left in the client');
+    assert.ok(dh.isHeld, 'the notifications do not touch the grant');
     await cleanUp(path, [sa, sb, sc, sd], sessions);
   });
 });
