@@ -9,7 +9,7 @@ import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import type { Op } from '../client/types.js';
 import { ZK_CONNECTION_LOSS } from '../client/error-map.js';
-import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
+import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NoAuthError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { Background, raceAbort, within } from '../util/abort.js';
 import { graceFor } from './grace.js';
 import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
@@ -131,13 +131,17 @@ const noop = (): void => undefined;
  */
 export class LockDriver {
   private readonly background = new Background();
+  /** Releases leave the handoff mark (off for good once the directory refuses our writes). */
+  private marks: boolean;
 
   constructor(
     private readonly session: ZkSession,
     /** The lock directory. */
     readonly dir: string,
     private readonly spec: LockSpec,
-  ) {}
+  ) {
+    this.marks = spec.handoff === true && spec.dirData === undefined;
+  }
 
   /**
    * Enters the queue and waits for the predicate to grant. Resolves to the held nodes, or null
@@ -641,7 +645,7 @@ export class LockDriver {
    */
   async release(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
     const path = paths[0];
-    if (!this.spec.handoff || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
+    if (!this.marks || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
     const mark = Buffer.from(path.slice(this.dir.length + 1), 'utf8');
     let sent = false;
     for (;;) {
@@ -652,6 +656,12 @@ export class LockDriver {
       } catch (err) {
         // After a lost reply, gone means our earlier transaction deleted it.
         if (err instanceof NoNodeError) return sent && err.opIndex === 0;
+        // A directory we may create and delete children in but not write (Curator needs no
+        // more): release without the mark, here and from now on; waiters then list.
+        if (err instanceof NoAuthError && err.opIndex === 1) {
+          this.marks = false;
+          return this.remove(paths, owner);
+        }
         if (owner.aborted || err instanceof SessionExpiredError || err instanceof ClosedError) return false;
         if (!(err instanceof ConnectionLossError)) throw err;
         sent ||= err.sent !== false;

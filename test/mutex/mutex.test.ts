@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NotHeldError } from '../../src/errors.js';
-import { Mutex, type LockHandle, type ZkSession } from '../../src/index.js';
+import { Mutex, Perms, type LockHandle, type ZkSession } from '../../src/index.js';
 import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
@@ -218,6 +218,30 @@ describe('handoff: a woken waiter learns its predecessor held from one small rea
     }
     await current.release();
     await Promise.all(waiting);
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
+  test('a directory the participants may not write: releases delete without the mark, waiters list', async () => {
+    const path = uniquePath('no-write');
+    // Curator needs only read, create and delete on a lock directory.
+    await fx.observer.mkdirp(path.slice(0, path.lastIndexOf('/')));
+    await fx.observer.create(path, { acl: [{ perms: Perms.READ | Perms.CREATE | Perms.DELETE, scheme: 'world', id: 'anyone' }] });
+    const sessions = await sessionsN(3);
+    const mutexes = sessions.map((x) => new Mutex(x, path));
+    const holder = await mutexes[0]!.acquire();
+    const order: number[] = [];
+    const waiters = [1, 2].map(async (i) => {
+      const p = mutexes[i]!.acquire({ timeoutMs: 10000 });
+      return p.then(async (h) => {
+        order.push(i);
+        await h.release();
+      });
+    });
+    await queued(path, 3);
+    await holder.release();
+    await Promise.all(waiters);
+    assert.equal(order.length, 2);
+    assert.equal((await fx.observer.getData(path)).data.length, 0, 'no mark written');
     assert.deepEqual(await lockNodes(path), []);
   });
 
