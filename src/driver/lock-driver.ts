@@ -133,6 +133,8 @@ export class LockDriver {
   private readonly background = new Background();
   /** Releases leave the handoff mark (off for good once the directory refuses our writes). */
   private marks: boolean;
+  /** The directory's creation, while on its way. */
+  private making: Promise<void> | undefined;
 
   constructor(
     private readonly session: ZkSession,
@@ -308,7 +310,7 @@ export class LockDriver {
       } catch (err) {
         if (err instanceof NoNodeError) {
           // Raced: once the session ends, mkdirp's creates would wait for the next one.
-          await raceAbort(this.session.mkdirp(this.dir, { data: this.spec.dirData }), owner);
+          await raceAbort(this.makeDir(), owner);
           continue;
         }
         if (!(err instanceof ConnectionLossError)) throw err;
@@ -500,6 +502,14 @@ export class LockDriver {
     const { children, stat } = await raceAbort(listing, giveUp);
     await raceAbort(Promise.resolve(req.onListing?.(stat, children)), giveUp);
     return this.decide(children, ours, count);
+  }
+
+  /** Creates the directory; acquisitions that found it missing at once share one mkdirp. */
+  private makeDir(): Promise<void> {
+    this.making ??= this.session.mkdirp(this.dir, { data: this.spec.dirData }).finally(() => {
+      this.making = undefined;
+    });
+    return this.making;
   }
 
   /** Whether `node` left as a holder: its release named it in the directory's data. */
