@@ -11,6 +11,7 @@ import { BenchContext } from './context.js';
 import { leaderFailover, queue, queueLarge } from './others.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
 import type { Result } from './metrics.js';
+import { scaleQueue } from './scale-queue.js';
 import { scaleBurst, scalePaths, scaleSessions, scaleWaiters } from './scale.js';
 
 interface Workload {
@@ -42,6 +43,7 @@ const WORKLOADS: Record<string, Workload> = {
   scale_burst: { run: scaleBurst, extra: true, sizes: [10, 100, 500, 1000, 2000], limitMs: (n) => 120_000 + 100 * n },
   scale_paths: { run: scalePaths, extra: true, sizes: [1, 10, 100, 1000, 10_000], limitMs: (n) => 120_000 + 30 * n },
   scale_sessions: { run: scaleSessions, extra: true, sizes: [1, 10, 50, 200], limitMs: (n) => 120_000 + 500 * n },
+  scale_queue: { run: scaleQueue, extra: true, sizes: [1000, 10_000, 100_000, 1_000_000], limitMs: (n) => 300_000 + n },
 };
 
 const { values } = parseArgs({
