@@ -83,8 +83,10 @@ if (!connectString) {
     process.exit(1);
   }
   console.error('starting a local ZooKeeper (standalone, default fsync)...');
-  // A larger heap than the test servers': ZooKeeper keeps every znode in memory (queue_200k).
-  server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });
+  // A larger heap than the test servers': ZooKeeper keeps every znode in memory (1 000 000
+  // queue items take about 620 MB). A listen backlog above Java's default of 50: 200 sessions
+  // connecting at once (scale_sessions) would otherwise wait a second for SYN retransmits.
+  server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes', 'clientPortListenBacklog=1024'], jvmArgs: ['-Xmx1g'] });
   connectString = server.connectString;
 }
 const serverPid = server?.pid;

@@ -1,6 +1,6 @@
 // Scale workloads ("how cost grows"), lock side: one JSON line per size, each size run in a
 // fresh context (own root path, own sessions). Memory is the client's: heap after a full GC.
-import { Mutex, type LockHandle, type ZkSession } from '../src/index.js';
+import { Mutex, ZkSession, type LockHandle } from '../src/index.js';
 import { waitFor } from '../src/testing/index.js';
 import type { BenchContext } from './context.js';
 import { memoryAfterGc, type Memory } from './memory.js';
@@ -90,6 +90,17 @@ class GrantChain {
 
 const SESSIONS = 8;
 
+/**
+ * One waiter per mutex behind `holder`, then the handoffs: creates the directory and runs the
+ * code paths once (compiled code and lazy state would otherwise count as the first waiters' heap).
+ */
+async function warmUp(holder: Mutex, mutexes: readonly Mutex[]): Promise<void> {
+  const h = await holder.acquire();
+  const waiting = mutexes.map((m) => m.acquire().then((x) => x.release()));
+  await h.release();
+  await Promise.all(waiting);
+}
+
 /** 8 sessions through a counting proxy, one Mutex each on `path`. */
 async function waiterSessions(ctx: BenchContext, path: string) {
   const proxy = await ctx.countingProxy();
@@ -107,7 +118,8 @@ export async function scaleWaiters(ctx: BenchContext, n: number, deadline: numbe
   const { sessions, mutexes, bytes } = await waiterSessions(ctx, path);
   const holderSession = await ctx.session();
   const holderMutex = new Mutex(holderSession, path);
-  const first = await holderMutex.acquire(); // creates the directory outside the timed part
+  await warmUp(holderMutex, mutexes);
+  const first = await holderMutex.acquire();
   const chain = new GrantChain(first.fencingToken);
   const base = memoryAfterGc();
   const c0 = clientCounters(sessions);
@@ -195,6 +207,10 @@ export async function scalePaths(ctx: BenchContext, n: number): Promise<Result> 
   const proxy = await ctx.countingProxy();
   const s = await ctx.session(proxy.connectString);
   await s.mkdirp(ctx.root);
+  // Once through every step first (compiled code is heap too).
+  const warm = new Mutex(s, `${ctx.root}/warm-up`);
+  await (await warm.acquire()).release();
+  await warm.close();
   const base = memoryAfterGc();
   const mutexes = Array.from({ length: n }, (_, i) => new Mutex(s, `${ctx.root}/l-${i}`));
   const objects = memoryAfterGc();
@@ -249,6 +265,7 @@ export async function scalePaths(ctx: BenchContext, n: number): Promise<Result> 
  * session), then each loops on one mutex path (acquire, check, release) until 400 grants.
  */
 export async function scaleSessions(ctx: BenchContext, n: number): Promise<Result> {
+  await (await ZkSession.connect(ctx.connectString, { sessionTimeoutMs: 10_000 })).close(); // warm-up
   const base = memoryAfterGc();
   const connects: number[] = [];
   const connectStart = performance.now();
