@@ -1,5 +1,6 @@
-// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N]   (ZK_CONNECT works as --connect)
-// One JSON object per line per workload on stdout (nothing else there); progress on stderr.
+// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N] [--sizes a,b]   (ZK_CONNECT works as --connect)
+// One JSON object per line per workload (per size for the scale_* ones) on stdout (nothing else
+// there); progress on stderr.
 // Without --connect it starts a local standalone ZooKeeper (default fsync) and stops it after;
 // only then is Java looked for (and, as root on Debian, installed).
 import { spawnSync } from 'node:child_process';
@@ -10,11 +11,22 @@ import { BenchContext } from './context.js';
 import { leaderFailover, queue, queueLarge } from './others.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
 import type { Result } from './metrics.js';
+import { scaleQueue } from './scale-queue.js';
+import { scaleBurst, scalePaths, scaleSessions, scaleWaiters } from './scale.js';
 
-type Workload = (ctx: BenchContext) => Promise<Result>;
+interface Workload {
+  /** One run; `size` is one of `sizes` (0 without), `deadline` the `performance.now()` it must end by. */
+  run: (ctx: BenchContext, size: number, deadline: number) => Promise<Result>;
+  /** Runs only when named in --only. */
+  extra?: boolean;
+  /** Run once per size (these by default, --sizes instead), each in a fresh context. */
+  sizes?: readonly number[];
+  /** Time limit of one run (one size), ms; default 120 s. */
+  limitMs?: (size: number) => number;
+}
 
-/** The workloads of WORKLOADS.md, in order; `extra` ones run only when named in --only. */
-const WORKLOADS: Record<string, { run: Workload; extra?: boolean }> = {
+/** The workloads of WORKLOADS.md, in order, then ours; `extra` ones run only when named in --only. */
+const WORKLOADS: Record<string, Workload> = {
   raw_seq: { run: rawSeq },
   raw_pipelined: { run: rawPipelined },
   mutex_uncontended: { run: mutexUncontended },
@@ -25,11 +37,17 @@ const WORKLOADS: Record<string, { run: Workload; extra?: boolean }> = {
   leader_failover: { run: leaderFailover },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
-  queue_200k: { run: queueLarge, extra: true },
+  queue_200k: { run: queueLarge, extra: true, limitMs: () => 1_800_000 },
+  // How cost grows (BENCHMARKS.md): one line per size.
+  scale_waiters: { run: scaleWaiters, extra: true, sizes: [10, 100, 500, 1000, 2000], limitMs: (n) => 120_000 + 100 * n },
+  scale_burst: { run: scaleBurst, extra: true, sizes: [10, 100, 500, 1000, 2000], limitMs: (n) => 120_000 + 100 * n },
+  scale_paths: { run: scalePaths, extra: true, sizes: [1, 10, 100, 1000, 10_000], limitMs: (n) => 120_000 + 30 * n },
+  scale_sessions: { run: scaleSessions, extra: true, sizes: [1, 10, 50, 200], limitMs: (n) => 120_000 + 500 * n },
+  scale_queue: { run: scaleQueue, extra: true, sizes: [1000, 10_000, 100_000, 1_000_000], limitMs: (n) => 300_000 + n },
 };
 
 const { values } = parseArgs({
-  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' } },
+  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, sizes: { type: 'string' } },
 });
 const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
 for (const name of only ?? []) {
@@ -43,6 +61,17 @@ if (!Number.isInteger(runs) || runs < 1) {
   console.error('--runs must be a positive integer');
   process.exit(2);
 }
+// --sizes replaces the default sizes of every scale_* workload selected (e.g. 10,100 or 1_000_000).
+const sizes = values.sizes?.split(',').map((s) => Number(s.trim().replaceAll('_', '')));
+if (sizes && (sizes.length === 0 || sizes.some((n) => !Number.isSafeInteger(n) || n < 1))) {
+  console.error('--sizes must be a comma-separated list of positive integers');
+  process.exit(2);
+}
+const selected = Object.entries(WORKLOADS).filter(([name, w]) => (only ? only.includes(name) : !w.extra));
+if (sizes && !selected.some(([, w]) => w.sizes)) {
+  console.error('--sizes applies to the scale_* workloads: name one in --only');
+  process.exit(2);
+}
 
 let server: TestingServer | undefined;
 let connectString = values.connect ?? process.env.ZK_CONNECT;
@@ -54,39 +83,44 @@ if (!connectString) {
     process.exit(1);
   }
   console.error('starting a local ZooKeeper (standalone, default fsync)...');
-  // A larger heap than the test servers': ZooKeeper keeps every znode in memory (queue_200k).
-  server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });
+  // A larger heap than the test servers': ZooKeeper keeps every znode in memory (1 000 000
+  // queue items take about 620 MB). A listen backlog above Java's default of 50: 200 sessions
+  // connecting at once (scale_sessions) would otherwise wait a second for SYN retransmits.
+  server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes', 'clientPortListenBacklog=1024'], jvmArgs: ['-Xmx1g'] });
   connectString = server.connectString;
 }
+const serverPid = server?.pid;
 const [host = '127.0.0.1', port = '2181'] = connectString.split(',')[0]!.split('/')[0]!.split(':');
 
-const selected = Object.entries(WORKLOADS).filter(([name, w]) => (only ? only.includes(name) : !w.extra));
 let failed = false;
 try {
   for (let r = 0; r < runs; r++) {
     let rawSeqRate: number | undefined;
     for (const [name, w] of selected) {
-      console.error(`[run ${r + 1}/${runs}] ${name}...`);
-      const ctx = new BenchContext(connectString, name, host, Number(port));
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        // A workload that does not finish is a failure to report, not a reason to hang.
-        const limit = name === 'queue_200k' ? 1_800_000 : 120_000;
-        const line = await Promise.race([
-          w.run(ctx),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`${name} did not finish within ${limit / 1000} s`)), limit);
-          }),
-        ]);
-        if (name === 'raw_seq') rawSeqRate = Number(line.ops_per_s);
-        else if (rawSeqRate && name !== 'raw_pipelined' && name !== 'leader_failover') line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
-        console.log(JSON.stringify(line));
-      } catch (err) {
-        failed = true;
-        console.error(`${name} failed:`, err);
-      } finally {
-        clearTimeout(timer);
-        await ctx.cleanup();
+      for (const size of w.sizes ? (sizes ?? w.sizes) : [0]) {
+        const label = w.sizes ? `${name} ${size}` : name;
+        console.error(`[run ${r + 1}/${runs}] ${label}...`);
+        const ctx = new BenchContext(connectString, name, host, Number(port), serverPid);
+        const limit = w.limitMs?.(size) ?? 120_000;
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          // A workload that does not finish is a failure to report, not a reason to hang.
+          const line = await Promise.race([
+            w.run(ctx, size, performance.now() + limit),
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`${label} did not finish within ${limit / 1000} s`)), limit);
+            }),
+          ]);
+          if (name === 'raw_seq') rawSeqRate = Number(line.ops_per_s);
+          else if (rawSeqRate && !w.sizes && name !== 'raw_pipelined' && name !== 'leader_failover') line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
+          console.log(JSON.stringify(line));
+        } catch (err) {
+          failed = true;
+          console.error(`${label} failed:`, err);
+        } finally {
+          clearTimeout(timer);
+          await ctx.cleanup();
+        }
       }
     }
   }

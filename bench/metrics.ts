@@ -1,5 +1,6 @@
 // Measurement helpers: latency percentiles from a monotonic clock, and the server-side cost of
 // a workload from `mntr` deltas (requests and watch notifications per operation).
+import type { ZkSession } from '../src/index.js';
 import { mntr } from '../src/testing/index.js';
 
 /** One JSON line of results. */
@@ -26,6 +27,29 @@ export async function serverCounters(host: string, port: number): Promise<Server
   }
 }
 
+/** What sessions sent, by their own counters (independent of other clients of the server). */
+export interface ClientCounters {
+  /** Requests of every kind, heartbeats included. */
+  requests: number;
+  /** getChildren requests. */
+  listings: number;
+}
+
+/** Sums the request counters of `sessions` now. */
+export function clientCounters(sessions: readonly ZkSession[]): ClientCounters {
+  let requests = 0;
+  let listings = 0;
+  for (const s of sessions) {
+    const c = s.counters;
+    requests += c.create + c.delete + c.exists + c.getData + c.setData + c.getChildren + c.multi + c.removeWatches + c.sync + c.heartbeat;
+    listings += c.getChildren;
+  }
+  return { requests, listings };
+}
+
+/** Rounds for a result line. */
+export const round = (v: number, digits = 3): number => Number(v.toFixed(digits));
+
 /** p-th percentile (0..100) of `values`, in the values' unit. */
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return 0;
@@ -38,8 +62,6 @@ export function percentile(values: readonly number[], p: number): number {
 export function since(start: number): number {
   return performance.now() - start;
 }
-
-const round = (v: number, digits = 3): number => Number(v.toFixed(digits));
 
 /** Builds the result line of a workload from what it measured. */
 export function result(
