@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mntr, TestingServer } from '../build/src/testing/index.js';
-import { CURATOR_INSTALL_COMMAND, locateCurator } from '../build/test/java/curator.js';
+import { locateCurator } from '../build/test/java/curator.js';
 import { table } from './bench-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -38,7 +38,9 @@ function curator() {
   try {
     installation = locateCurator();
   } catch (err) {
-    console.error(`curator: skipped (${err.message.replace(/^Curator interop tests cannot run: /, '')})`);
+    // The message is the interop tests' (test/java/curator.ts): what is missing and what installs it.
+    const why = err.message.replace(/^Curator interop tests cannot run: /, '').replace(/;? these tests fail rather than skip without them\.?$/, '');
+    console.error(`curator: skipped (${why})`);
     return null;
   }
   const classes = mkdtempSync(join(tmpdir(), 'zk-recipes-anchors-'));
@@ -68,7 +70,7 @@ function kazoo() {
 
 const ours = { name: 'zk-recipes', label: 'zk-recipes', cmd: process.execPath, args: [join(root, 'build', 'bench', 'index.js')] };
 const impls = [curator(), ours, kazoo()].filter(Boolean);
-if (impls.length === 1) console.error(`bench:compare: no anchor can run here (Curator: ${CURATOR_INSTALL_COMMAND}); zk-recipes runs alone`);
+if (impls.length === 1) console.error('bench:compare: no anchor can run here; zk-recipes runs alone');
 
 /** Runs one harness against `connect`; resolves with its JSON lines and exit code. */
 function runHarness(impl, round, connect) {
@@ -103,6 +105,7 @@ const server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceS
 process.once('SIGINT', () => void server.close().finally(() => process.exit(130)));
 const results = [];
 let zkVersion = '?';
+let failures = 0;
 try {
   const [host, port] = server.connectString.split(':');
   zkVersion = (await mntr(host, Number(port))).zk_version?.split(/[-,\s]/)[0] ?? '?';
@@ -111,16 +114,20 @@ try {
       const run = await runHarness(impl, r, server.connectString);
       results.push(...run.lines);
       if (run.code === 2) throw new Error(`${impl.name} refused its arguments (see ${logFile})`);
-      if (run.code !== 0) console.error(`  ${impl.name} exited with ${run.error?.message ?? run.code} in round ${r} (see ${logFile})`);
+      if (run.code !== 0) {
+        failures++;
+        console.error(`  ${impl.name} exited with ${run.error?.message ?? run.code} in round ${r} (see ${logFile})`);
+      }
     }
   }
 } catch (err) {
   console.error(`bench:compare: ${err.message}`);
-  process.exitCode = 2;
-} finally {
   await server.close();
+  process.exit(2);
 }
+await server.close();
 // zk-recipes first in the table, whatever the order of the rounds.
 console.log(table(results, ['zk-recipes', ...impls.map((i) => i.name).filter((n) => n !== 'zk-recipes')]));
 console.log(`\n${rounds} round(s), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=yes, 1 GB heap), ` +
   `${impls.map((i) => i.label).join(', ')}, Node ${process.version}. Lines: ${out}`);
+process.exitCode = failures > 0 ? 1 : 0;
