@@ -71,7 +71,7 @@ class Ctx:
         line = {"impl": "kazoo", "workload": self.workload, "ops": ops, "seconds": round(seconds, 3),
                 "ops_per_s": round(ops / seconds, 1), "p50_ms": round(percentile(lat, 50), 3),
                 "p99_ms": round(percentile(lat, 99), 3)}
-        if before and after:
+        if before and after and ops > 0:  # a deadlocked rwlock may grant nothing
             line["requests_per_op"] = round((after[0] - before[0]) / ops, 2)
             line["watch_fires_per_op"] = round((after[1] - before[1]) / ops, 2)
         line.update(extra)
