@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// npm run bench:compare -- [--rounds R] [--only w1,w2] [--out FILE]
+// zk-recipes' bench beside its anchors (bench/anchors/: Apache Curator 5.4 and kazoo 2.8) on ONE
+// local standalone ZooKeeper (default fsync, 1 GB heap, as bench/index.ts starts its own), in R
+// interleaved rounds (default 2) of Curator, `node build/bench/index.js --connect`, kazoo, so a
+// machine that slows down mid-run slows all three. Every JSON line goes to FILE (default
+// bench-results/compare-<time>.jsonl, with its "round"), the harnesses' stderr beside it (.log),
+// and stdout gets a markdown table of the medians. `--only` passes through (each anchor skips
+// the names it lacks). An anchor that is not installed is skipped, saying what installs it.
+// Needs `npm run build:test` first (the npm script runs it).
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, delimiter, dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { mntr, TestingServer } from '../build/src/testing/index.js';
+import { locateCurator } from '../build/test/java/curator.js';
+import { table } from './bench-table.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const anchorsDir = join(root, 'bench', 'anchors');
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '2' }, only: { type: 'string' }, out: { type: 'string' } } });
+const rounds = Number(values.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) {
+  console.error('bench:compare: --rounds must be a positive integer');
+  process.exit(2);
+}
+const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
+const out = values.out ?? join(root, 'bench-results', `compare-${stamp}.jsonl`);
+const logFile = out.replace(/\.jsonl$/, '') + '.log';
+mkdirSync(dirname(out), { recursive: true });
+
+/** Curator: javac the harness once into a temp dir; null (with the reason) when it cannot run. */
+function curator() {
+  let installation;
+  try {
+    installation = locateCurator();
+  } catch (err) {
+    // The message is the interop tests' (test/java/curator.ts): what is missing and what installs it.
+    const why = err.message.replace(/^Curator interop tests cannot run: /, '').replace(/;? these tests fail rather than skip without them\.?$/, '');
+    console.error(`curator: skipped (${why})`);
+    return null;
+  }
+  const classes = mkdtempSync(join(tmpdir(), 'zk-recipes-anchors-'));
+  process.once('exit', () => rmSync(classes, { recursive: true, force: true }));
+  const sources = readdirSync(anchorsDir).filter((f) => f.endsWith('.java')).map((f) => join(anchorsDir, f));
+  const javac = spawnSync(installation.javac, ['-nowarn', '-Xlint:-path', '-d', classes, '-cp', installation.classpath, ...sources], { encoding: 'utf8' });
+  if (javac.status !== 0) {
+    console.error(`curator: skipped (javac failed: ${javac.stderr}${javac.stdout})`);
+    return null;
+  }
+  // Debian's versioned name is a link to the plain one: the version is in a sibling's name.
+  const jar = installation.classpath.split(delimiter).find((j) => basename(j).startsWith('curator-recipes'));
+  const version = jar && readdirSync(dirname(jar)).map((f) => /^curator-recipes-(\d[\w.-]*)\.jar$/.exec(f)?.[1]).find(Boolean);
+  const jvm = ['-Xmx256m', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.ClientCnxn=error'];
+  return { name: 'curator', label: `Curator ${version ?? '?'}`, cmd: installation.java, args: [...jvm, '-cp', [classes, installation.classpath].join(delimiter), 'anchors.CuratorBench'] };
+}
+
+/** kazoo: the first python with it (KAZOO_PYTHON, python3, Debian's /usr/bin/python3). */
+function kazoo() {
+  for (const python of [process.env.KAZOO_PYTHON, 'python3', '/usr/bin/python3'].filter(Boolean)) {
+    const probe = spawnSync(python, ['-c', 'import kazoo.version; print(kazoo.version.__version__)'], { encoding: 'utf8' });
+    if (probe.status === 0) return { name: 'kazoo', label: `kazoo ${probe.stdout.trim()}`, cmd: python, args: ['-B', join(anchorsDir, 'kazoo_bench.py')] };
+  }
+  console.error('kazoo: skipped (no python3 imports kazoo; Debian: apt-get install -y python3-kazoo, or set KAZOO_PYTHON to a python that has it)');
+  return null;
+}
+
+const ours = { name: 'zk-recipes', label: 'zk-recipes', cmd: process.execPath, args: [join(root, 'build', 'bench', 'index.js')] };
+const impls = [curator(), ours, kazoo()].filter(Boolean);
+if (impls.length === 1) console.error('bench:compare: no anchor can run here; zk-recipes runs alone');
+
+/** Runs one harness against `connect`; resolves with its JSON lines and exit code. */
+function runHarness(impl, round, connect) {
+  return new Promise((resolve) => {
+    const args = [...impl.args, '--connect', connect, ...(values.only ? ['--only', values.only] : [])];
+    const child = spawn(impl.cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines = [];
+    createInterface({ input: child.stdout }).on('line', (text) => {
+      try {
+        const line = { ...JSON.parse(text), round };
+        lines.push(line);
+        appendFileSync(out, `${JSON.stringify(line)}\n`);
+      } catch {
+        appendFileSync(logFile, `[${impl.name} stdout] ${text}\n`);
+      }
+    });
+    createInterface({ input: child.stderr }).on('line', (text) => {
+      appendFileSync(logFile, `[${impl.name}] ${text}\n`);
+      const progress = /^\[(?:\w+ )?run \d+\/\d+\] (\S+)\.\.\.$/.exec(text);
+      if (progress) console.error(`round ${round}/${rounds} ${impl.name}: ${progress[1]}`);
+      else if (/failed|skipped|deadlock|unknown/i.test(text)) console.error(`  ${text.startsWith(impl.name) ? text : `${impl.name}: ${text}`}`);
+    });
+    child.on('error', (err) => resolve({ code: -1, error: err, lines }));
+    child.on('close', (code, signal) => resolve({ code: code ?? signal, lines }));
+  });
+}
+
+const ensure = spawnSync(process.execPath, [join(root, 'scripts', 'ensure-zookeeper.mjs'), '--server'], { stdio: ['ignore', 2, 2] });
+if (ensure.status !== 0) process.exit(1);
+console.error('starting a local ZooKeeper (standalone, default fsync, 1 GB heap)...');
+const server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });
+process.once('SIGINT', () => void server.close().finally(() => process.exit(130)));
+const results = [];
+let zkVersion = '?';
+let failures = 0;
+try {
+  const [host, port] = server.connectString.split(':');
+  zkVersion = (await mntr(host, Number(port))).zk_version?.split(/[-,\s]/)[0] ?? '?';
+  for (let r = 1; r <= rounds; r++) {
+    for (const impl of impls) {
+      const run = await runHarness(impl, r, server.connectString);
+      results.push(...run.lines);
+      if (run.code === 2) throw new Error(`${impl.name} refused its arguments (see ${logFile})`);
+      if (run.code !== 0) {
+        failures++;
+        console.error(`  ${impl.name} exited with ${run.error?.message ?? run.code} in round ${r} (see ${logFile})`);
+      }
+    }
+  }
+} catch (err) {
+  console.error(`bench:compare: ${err.message}`);
+  await server.close();
+  process.exit(2);
+}
+await server.close();
+// zk-recipes first in the table, whatever the order of the rounds.
+console.log(table(results, ['zk-recipes', ...impls.map((i) => i.name).filter((n) => n !== 'zk-recipes')]));
+console.log(`\n${rounds} round(s), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=yes, 1 GB heap), ` +
+  `${impls.map((i) => i.label).join(', ')}, Node ${process.version}. Lines: ${out}`);
+process.exitCode = failures > 0 ? 1 : 0;

@@ -1,0 +1,67 @@
+// The markdown table of scripts/bench-compare.mjs: per workload the median of each impl over the
+// rounds (ops/s; for leader_failover p50 / p99 ms), the ratio zk-recipes ÷ the better anchor
+// (for leader_failover the better anchor's p50 and p99 ÷ ours: above 1 is ahead everywhere),
+// requests/op of each, and the correctness figures summed.
+
+const ANCHORS = ['curator', 'kazoo'];
+const LABELS = { curator: 'Curator' };
+/** zk-recipes workloads without a namesake in the anchors, and what they are compared with. */
+const ANCHOR_WORKLOAD = { semaphore_curator_v2: 'semaphore' };
+const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', mutex_uncontended: 'cycles/s', mutex_contended: 'acq/s', semaphore: 'leases/s', semaphore_curator_v2: 'leases/s', rwlock: 'acq/s', leader_failover: 'ms p50 / p99', queue: 'items/s', queue_at_least_once: 'items/s', queue_200k: 'items/s' };
+
+function median(xs) {
+  if (xs.length === 0) return undefined;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const fmt = (v, digits = 2) => (v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits));
+
+/** Medians of one impl on one workload; deadlocked runs are counted, not averaged in. */
+function summary(lines) {
+  const ok = lines.filter((l) => !l.deadlocked);
+  return {
+    runs: lines.length,
+    deadlocked: lines.length - ok.length,
+    rate: median(ok.map((l) => l.ops_per_s)),
+    p50: median(ok.map((l) => l.p50_ms)),
+    p99: median(ok.map((l) => l.p99_ms)),
+    requests: median(ok.map((l) => l.requests_per_op).filter((v) => v !== undefined)),
+    faults: lines.reduce((n, l) => n + (l.violations ?? 0) + (l.lost ?? 0) + (l.duplicated ?? 0), 0),
+  };
+}
+
+function cell(s, latency) {
+  if (!s || s.runs === 0) return '–';
+  if (s.deadlocked === s.runs) return `deadlocks (${s.deadlocked}/${s.runs})`;
+  const v = latency ? `${fmt(s.p50)} / ${fmt(s.p99)}` : fmt(s.rate, 0);
+  return s.deadlocked ? `${v} (deadlocks ${s.deadlocked}/${s.runs})` : v;
+}
+
+/** The table of `lines` (JSON lines of the harnesses) for the impls named in `shown`, in that order. */
+export function table(lines, shown) {
+  const of = (impl, w) => lines.filter((l) => l.impl === impl && l.workload === w);
+  const names = [...new Set([...lines.filter((l) => l.impl === 'zk-recipes'), ...lines].map((l) => l.workload))];
+  const rows = [
+    `| workload | ${shown.map((i) => LABELS[i] ?? i).join(' | ')} | ratio | requests/op ${shown.map((i) => LABELS[i] ?? i).join(' / ')} | violations, lost, duplicated |`,
+    `| --- |${shown.map(() => ' --- |').join('')} --- | --- | --- |`,
+  ];
+  for (const w of names) {
+    const aw = ANCHOR_WORKLOAD[w] ?? w;
+    const s = Object.fromEntries(shown.map((i) => [i, summary(of(i, ANCHORS.includes(i) ? aw : w))]));
+    const latency = w === 'leader_failover';
+    const anchors = ANCHORS.map((a) => s[a]).filter((x) => x && x.runs > x.deadlocked);
+    const us = s['zk-recipes'];
+    let ratio = '–';
+    if (us && us.runs > us.deadlocked && anchors.length > 0) {
+      // Above 1 is ahead: our rate over the better anchor's; for latency theirs over ours.
+      if (latency) ratio = `${fmt(Math.min(...anchors.map((a) => a.p50)) / us.p50)} / ${fmt(Math.min(...anchors.map((a) => a.p99)) / us.p99)}`;
+      else ratio = fmt(us.rate / Math.max(...anchors.map((a) => a.rate)));
+    }
+    const faults = shown.filter((i) => s[i].faults > 0).map((i) => `${i} ${s[i].faults}`).join(', ') || (shown.some((i) => s[i].runs) ? '0' : '–');
+    const label = `${w} (${UNITS[w] ?? 'ops/s'})${aw !== w ? `, anchors: ${aw}` : ''}`;
+    rows.push(`| ${label} | ${shown.map((i) => cell(s[i], latency)).join(' | ')} | ${ratio} | ${shown.map((i) => fmt(s[i].requests)).join(' / ')} | ${faults} |`);
+  }
+  return rows.join('\n');
+}
