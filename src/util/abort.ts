@@ -4,40 +4,42 @@
  * @internal
  * @module
  */
+import { onAbort } from './signals.js';
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+/**
+ * Resolves after `ms`, or rejects with the reason of the first of `signals` to abort (at once if
+ * one has). Subscribes through {@link onAbort}: one listener per signal however many wait.
+ */
+export function delay(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
+    const aborted = signals.find((s) => s?.aborted);
+    if (aborted) return reject(aborted.reason);
+    const finish = (settle: () => void): void => {
       clearTimeout(timer);
-      reject(signal?.reason);
+      for (const u of unsubscribe) u();
+      settle();
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => finish(resolve), ms);
+    const unsubscribe = signals.flatMap((s) => (s ? [onAbort(s, (reason) => finish(() => reject(reason)))] : []));
   });
 }
 
 /**
- * Runs `fn` with a signal that aborts when `signal` aborts, and removes the listener afterwards.
- * Rejects with the abort reason as soon as the signal aborts, even if `fn` has not settled.
+ * Settles like `promise`, or rejects with the abort reason as soon as `signal` aborts, even if
+ * `promise` has not settled. Its subscription to `signal` ends when it settles.
  */
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const unsubscribe = onAbort(signal, reject);
     promise.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
         resolve(v);
       },
       (e) => {
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
         reject(e);
       },
     );

@@ -1,0 +1,118 @@
+/**
+ * Abort listeners that do not pile up on shared signals. Hundreds of waits share one session
+ * signal, one recipe's close signal, often one caller's shutdown signal: a listener per wait
+ * on them trips Node's `MaxListenersExceededWarning` at 11, and `AbortSignal.any` (Node 20)
+ * leaves a reference in every source for each signal it composes, until the source is gone.
+ * So each signal carries at most one listener of ours, fanning out to a set of subscribers, and
+ * it is removed when the last one unsubscribes.
+ *
+ * @internal
+ * @module
+ */
+
+/** The subscribers of one signal, behind its one listener. */
+interface Fan {
+  readonly subscribers: Set<() => void>;
+  readonly listener: () => void;
+}
+
+const fans = new WeakMap<AbortSignal, Fan>();
+
+/**
+ * Calls `fn` with the reason once `signal` aborts, and returns a function that unsubscribes (call
+ * it when the wait settles; calling it again is harmless). As with `addEventListener`, nothing is
+ * called for a signal that has already aborted: check `signal.aborted` first.
+ */
+export function onAbort(signal: AbortSignal, fn: (reason: unknown) => void): () => void {
+  if (signal.aborted) return noop;
+  let fan = fans.get(signal);
+  if (!fan) fan = subscribe(signal);
+  const f = fan;
+  // A closure of its own: one function may subscribe twice, and each unsubscribes alone.
+  const sub = (): void => fn(signal.reason);
+  f.subscribers.add(sub);
+  return () => {
+    if (!f.subscribers.delete(sub) || f.subscribers.size > 0 || fans.get(signal) !== f) return;
+    fans.delete(signal);
+    signal.removeEventListener('abort', f.listener);
+  };
+}
+
+function subscribe(signal: AbortSignal): Fan {
+  const subscribers = new Set<() => void>();
+  const listener = (): void => {
+    fans.delete(signal);
+    // Live iteration: one that unsubscribes another meanwhile keeps it from being called, as
+    // with removeEventListener during dispatch.
+    for (const sub of subscribers) {
+      subscribers.delete(sub);
+      try {
+        sub();
+      } catch (err) {
+        // What EventTarget does with a listener that throws: report it, run the others.
+        process.nextTick(() => {
+          throw err;
+        });
+      }
+    }
+  };
+  const fan = { subscribers, listener };
+  fans.set(signal, fan);
+  signal.addEventListener('abort', listener, { once: true });
+  return fan;
+}
+
+/** A signal of one wait's own, linked to shared ones; see {@link linkSignals}. */
+export interface LinkedSignal {
+  /** Aborts with the first source's reason, or a `TimeoutError` once the timeout passes. */
+  readonly signal: AbortSignal;
+  /** Whether it aborted because the timeout passed (before any source aborted). */
+  readonly timedOut: boolean;
+  /** Unsubscribes from the sources and clears the timer; call it once the wait settled. */
+  dispose(): void;
+}
+
+/**
+ * A fresh signal that aborts when any of `sources` aborts (with its reason) or after `timeoutMs`:
+ * `AbortSignal.any` and `AbortSignal.timeout` in one, leaving nothing behind once disposed. A
+ * wait puts its own listeners on this signal; each source carries one subscription of it.
+ */
+export function linkSignals(sources: readonly (AbortSignal | undefined)[], timeoutMs?: number): LinkedSignal {
+  const controller = new AbortController();
+  const unsubscribe: (() => void)[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  const dispose = (): void => {
+    clearTimeout(timer);
+    for (const u of unsubscribe.splice(0)) u();
+  };
+  const abort = (reason: unknown): void => {
+    dispose();
+    controller.abort(reason);
+  };
+  for (const s of sources) {
+    if (!s) continue;
+    if (s.aborted) {
+      abort(s.reason);
+      break;
+    }
+    unsubscribe.push(onAbort(s, abort));
+  }
+  if (timeoutMs !== undefined && !controller.signal.aborted) {
+    timer = setTimeout(() => {
+      timedOut = true;
+      abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    }, timeoutMs);
+    // As AbortSignal.timeout's: a deadline alone does not keep the process running.
+    timer.unref();
+  }
+  return {
+    signal: controller.signal,
+    get timedOut() {
+      return timedOut;
+    },
+    dispose,
+  };
+}
+
+const noop = (): void => undefined;
