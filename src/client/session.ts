@@ -14,6 +14,7 @@ import {
   ZooKeeperError,
 } from '../errors.js';
 import { deferred, delay } from '../util/abort.js';
+import { onAbort } from '../util/signals.js';
 import { DEFAULT_MAX_PACKET_BYTES, multiSize, requestSize } from './encoding.js';
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
@@ -62,6 +63,8 @@ interface CallSpec {
 
 /** Wire code of a throttled request (not applied: safe to send again). */
 const THROTTLED = 'THROTTLED_OP';
+
+const noop = (): void => undefined;
 
 /**
  * A ZooKeeper session: a typed, promise-based adapter over node-zookeeper-client. It owns the
@@ -178,14 +181,16 @@ export class ZkSession extends SessionLifecycle {
         settled = true;
         untrack();
         withdraw?.();
-        signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
         fn();
       };
       const untrack = gen.track({ reject: (reason) => settle(() => reject(reason)) });
-      const onAbort = (): void => {
-        if (!sent || abandonable) settle(() => reject(signal?.reason));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // One listener per signal however many calls share it (a caller's, a recipe's).
+      const unsubscribe = signal
+        ? onAbort(signal, (reason) => {
+            if (!sent || abandonable) settle(() => reject(reason));
+          })
+        : noop;
       const dispatch = (): void => {
         if (settled) return;
         sent = true;
@@ -228,8 +233,8 @@ export class ZkSession extends SessionLifecycle {
    * (throttled). The pause between attempts ends early on close or the caller's abort.
    */
   private retrying<T>(fn: (attempt: number) => Promise<T>, signal: AbortSignal | undefined, kind: 'read' | 'write'): Promise<T> {
-    const stop = signal ? AbortSignal.any([this.closeController.signal, signal]) : this.closeController.signal;
-    return withRetry(this.retryPolicy, fn, (ms) => delay(ms, stop), kind === 'read' ? isTransient : notApplied);
+    // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
+    return withRetry(this.retryPolicy, fn, (ms) => delay(ms, this.closeController.signal, signal), kind === 'read' ? isTransient : notApplied);
   }
 
   /** Refuses a request the server would answer by dropping the connection. */
@@ -433,17 +438,21 @@ export class ZkSession extends SessionLifecycle {
       signal?.throwIfAborted();
       const changed = deferred<WatchEvent>();
       let remove: (() => void) | undefined;
-      const onAbort = (): void => {
+      let unsubscribe = noop;
+      let settled = false;
+      const aborted = (reason: unknown): void => {
         remove?.();
-        changed.reject(signal?.reason);
+        changed.reject(reason);
       };
       const listener = {
         resolve: (e: WatchEvent) => {
-          signal?.removeEventListener('abort', onAbort);
+          settled = true;
+          unsubscribe();
           changed.resolve(e);
         },
         reject: (e: unknown) => {
-          signal?.removeEventListener('abort', onAbort);
+          settled = true;
+          unsubscribe();
           changed.reject(e);
         },
       };
@@ -451,8 +460,9 @@ export class ZkSession extends SessionLifecycle {
         remove = g.attach(kind, path, tables, fn, listener);
       };
       const result = await this.retrying(() => read(arm, signal), signal, 'read');
-      if (signal?.aborted) onAbort();
-      else signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) aborted(signal.reason);
+      // Not once it fired (the notification can come with the reply): nothing would unsubscribe.
+      else if (signal && !settled) unsubscribe = onAbort(signal, aborted);
       return { result, changed: changed.promise };
     });
   }
