@@ -6,6 +6,7 @@
 import type { ZkSession } from '../client/session.js';
 import type { Op, OpResult, WatchEvent } from '../client/types.js';
 import { LockLostError, NoNodeError, NotHeldError } from '../errors.js';
+import { onAbort } from '../util/signals.js';
 import type { HeldNodes } from './lock-driver.js';
 
 /** What a handle calls back into its recipe. @internal */
@@ -48,7 +49,8 @@ export class LockHandle implements AsyncDisposable {
   private releasing: Promise<void> | undefined;
   /** Given up by the recipe (lossPolicy 'suspended'): its node is being deleted in the background. */
   private relinquished = false;
-  private readonly onSessionEnd: () => void;
+  /** Ends our subscription to the session's signal (one listener for every handle of it). */
+  private readonly unfollowSession: () => void;
 
   /** @internal Created by recipes when the driver grants. */
   constructor(
@@ -60,9 +62,9 @@ export class LockHandle implements AsyncDisposable {
     this.path = held.paths[0] as string;
     this.fencingToken = held.czxid;
     this.sessionId = held.sessionId;
-    this.onSessionEnd = () => this.lose(`the session 0x${held.sessionId.toString(16)} ended`, held.sessionSignal.reason);
-    if (held.sessionSignal.aborted) queueMicrotask(this.onSessionEnd);
-    else held.sessionSignal.addEventListener('abort', this.onSessionEnd, { once: true });
+    const onSessionEnd = (): void => this.lose(`the session 0x${held.sessionId.toString(16)} ended`, held.sessionSignal.reason);
+    if (held.sessionSignal.aborted) queueMicrotask(onSessionEnd);
+    this.unfollowSession = onAbort(held.sessionSignal, onSessionEnd);
     if (held.ownWatch) this.followOwnNode(held.ownWatch);
   }
 
@@ -96,6 +98,7 @@ export class LockHandle implements AsyncDisposable {
   private lose(why: string, cause?: unknown): void {
     if (this.releasing || this.controller.signal.aborted) return;
     const reason = new LockLostError(`lock ${this.path} lost: ${why}`, { path: this.path, cause });
+    this.unfollowSession();
     this.controller.abort(reason);
     this.hooks.lost(this, reason);
   }
@@ -116,7 +119,7 @@ export class LockHandle implements AsyncDisposable {
     if (this.releasing) return Promise.reject(new NotHeldError(`lock ${this.path} was already released`, { path: this.path }));
     let lost = this.controller.signal.aborted ? (this.controller.signal.reason as LockLostError) : undefined;
     this.releasing = (async () => {
-      this.held.sessionSignal.removeEventListener('abort', this.onSessionEnd);
+      this.unfollowSession();
       const deleted = await this.hooks.release(this, this.held);
       if (!deleted && !lost && !this.controller.signal.aborted) {
         // Our node was gone before we released it (deleted by someone): the lock was not ours.
@@ -143,7 +146,7 @@ export class LockHandle implements AsyncDisposable {
     if (this.releasing || this.controller.signal.aborted) return;
     this.lose(why);
     this.relinquished = true;
-    this.held.sessionSignal.removeEventListener('abort', this.onSessionEnd);
+    this.unfollowSession();
     this.releasing = this.hooks.release(this, this.held).then(
       () => undefined,
       () => undefined,

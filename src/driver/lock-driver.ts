@@ -11,6 +11,7 @@ import type { Op } from '../client/types.js';
 import { ZK_CONNECTION_LOSS } from '../client/error-map.js';
 import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NoAuthError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { Background, raceAbort, within } from '../util/abort.js';
+import { linkSignals } from '../util/signals.js';
 import { graceFor } from './grace.js';
 import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
@@ -159,9 +160,10 @@ export class LockDriver {
     const prefix = protectedPrefix();
     // Before anything is sent: a request the session would refuse (too large) is refused now.
     this.check(req, prefix);
-    const timeout = req.timeoutMs !== undefined && req.timeoutMs > 0 ? AbortSignal.timeout(req.timeoutMs) : undefined;
-    const signals = [req.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
-    const giveUp = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    // This wait's own signal: its listeners go there, and a signal shared by many waits (the
+    // caller's, the recipe's close) carries one subscription of it, gone when this settles.
+    const link = linkSignals([req.signal], req.timeoutMs !== undefined && req.timeoutMs > 0 ? req.timeoutMs : undefined);
+    const giveUp = link.signal;
     try {
       for (;;) {
         giveUp?.throwIfAborted();
@@ -179,8 +181,10 @@ export class LockDriver {
         if (held !== undefined) return held;
       }
     } catch (err) {
-      if (timeout?.aborted && !req.signal?.aborted) return null;
+      if (link.timedOut && !req.signal?.aborted) return null;
       throw err;
+    } finally {
+      link.dispose();
     }
   }
 

@@ -11,6 +11,7 @@ import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
 import { checkBoolean, checkFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError } from '../errors.js';
+import { linkSignals } from '../util/signals.js';
 import { LockHandle } from './handle.js';
 import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
@@ -206,11 +207,12 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     this.assertOpen();
     this.used = true;
     for (const dir of this.directories()) this.reaper.cancel(dir);
-    const signal = userSignal ? AbortSignal.any([userSignal, this.closeController.signal]) : this.closeController.signal;
+    // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
+    const link = linkSignals([userSignal, this.closeController.signal]);
     let held;
     const attempt = this.enter({
       timeoutMs,
-      signal,
+      signal: link.signal,
       count,
       data: this.data,
       watchOwnNode: this.watchOwnNode,
@@ -224,6 +226,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       if (this.closeController.signal.aborted && !userSignal?.aborted) throw new ClosedError(`${this.what} ${this.path} was closed while acquiring`, { cause: err });
       throw err;
     } finally {
+      link.dispose();
       this.pending.delete(attempt);
     }
     if (!held) {
