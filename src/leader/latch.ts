@@ -15,6 +15,7 @@ import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { deferred, delay, raceAbort } from '../util/abort.js';
+import { onAbort } from '../util/signals.js';
 
 /** When a leader stops considering itself leader. @group Recipes */
 export type LeadershipPolicy = 'suspended' | 'lost';
@@ -229,18 +230,17 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     const elected = deferred<void>();
     const onElected = (): void => elected.resolve();
     this.on('elected', onElected);
-    const onClose = (): void => elected.reject(new ClosedError(`leader latch ${this.path} closed while awaiting leadership`));
-    this.closeController.signal.addEventListener('abort', onClose, { once: true });
-    const onEnded = (): void => elected.reject(this.leftElection());
-    this.ended.signal.addEventListener('abort', onEnded, { once: true });
+    // Shared by every waiter of this latch: one listener each, whatever the number of waiters.
+    const unClose = onAbort(this.closeController.signal, () => elected.reject(new ClosedError(`leader latch ${this.path} closed while awaiting leadership`)));
+    const unEnded = onAbort(this.ended.signal, () => elected.reject(this.leftElection()));
     const timer = timeoutMs === undefined ? undefined : setTimeout(() => elected.reject(new LockTimeoutError(`not elected leader of ${this.path} within ${timeoutMs} ms`, { path: this.path })), timeoutMs);
     try {
       await raceAbort(elected.promise, signal);
     } finally {
       clearTimeout(timer);
       this.off('elected', onElected);
-      this.closeController.signal.removeEventListener('abort', onClose);
-      this.ended.signal.removeEventListener('abort', onEnded);
+      unClose();
+      unEnded();
     }
   }
 
@@ -309,10 +309,9 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.leadership = leadership;
     this.termToken = held.czxid;
     const end = (why: string, cause?: unknown): void => this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }));
-    const onSession = (): void => end('the session was lost', held.sessionSignal.reason);
-    held.sessionSignal.addEventListener('abort', onSession, { once: true });
-    const onClose = (): void => this.endLeadership(new ClosedError(`leader latch ${this.path} closed`));
-    this.closeController.signal.addEventListener('abort', onClose, { once: true });
+    // The session's signal is shared by every recipe on it: subscribe, never a listener each.
+    const unSession = onAbort(held.sessionSignal, (reason) => end('the session was lost', reason));
+    const unClose = onAbort(this.closeController.signal, () => this.endLeadership(new ClosedError(`leader latch ${this.path} closed`)));
     held.ownWatch?.then(
       () => end('our node was changed or deleted by someone else'),
       () => undefined,
@@ -326,8 +325,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       this.emit('elected', leadership.signal, held.czxid);
       if (!leadership.signal.aborted) await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
     } finally {
-      held.sessionSignal.removeEventListener('abort', onSession);
-      this.closeController.signal.removeEventListener('abort', onClose);
+      unSession();
+      unClose();
     }
   }
 

@@ -6,6 +6,7 @@
 import type { ZkSession } from '../client/session.js';
 import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal } from '../client/validate.js';
 import { ClosedError, IllegalStateError } from '../errors.js';
+import { linkSignals, type LinkedSignal } from '../util/signals.js';
 import { LeaderLatch, type LeaderLatchOptions, type LeaderParticipant } from './latch.js';
 
 /** Options of {@link LeaderSelector.run}. @group Recipes */
@@ -102,6 +103,7 @@ export class LeaderSelector {
         if (onError) latch.on('error', onError);
         latch.start();
         let ranTerm = false;
+        let link: LinkedSignal | undefined;
         try {
           await latch.awaitLeadership({ signal });
           const term = latch.leadershipSignal;
@@ -109,11 +111,14 @@ export class LeaderSelector {
           // Lost again before we looked: wait for the next election rather than skip the term.
           if (term && fencingToken !== undefined) {
             ranTerm = true;
-            const termSignal = signal ? AbortSignal.any([term, signal]) : term;
+            // Ends with the term (AbortSignal.any would stay in the caller's signal while it lives).
+            link = signal ? linkSignals([term, signal]) : undefined;
+            const termSignal = link?.signal ?? term;
             await fn(termSignal, { signal: termSignal, fencingToken });
           }
         } finally {
           await latch.close();
+          link?.dispose();
           this.latch = undefined;
         }
         if (ranTerm && !requeue) return;

@@ -11,6 +11,7 @@ import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import { ClosedError, SessionExpiredError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
+import { onAbort } from '../util/signals.js';
 
 import type { Claimed, Claims } from './claims.js';
 import type { Cursor, ItemRef } from './cursor.js';
@@ -102,12 +103,11 @@ export class ConsumeRun {
    * {@link SessionExpiredError} once it is `LOST` with `renewOnLoss` off (it never comes back).
    */
   async run(): Promise<void> {
-    const flush = (): void => void this.flush();
-    this.stop.addEventListener('abort', flush, { once: true });
+    const unsubscribe = onAbort(this.stop, () => void this.flush());
     try {
       await Promise.all(Array.from({ length: this.config.concurrency }, () => this.worker()));
     } finally {
-      this.stop.removeEventListener('abort', flush);
+      unsubscribe();
       await this.flush();
     }
     if (!this.stop.aborted && this.session.closed) throw new ClosedError(`the session of queue ${this.root} was closed while consuming`);
@@ -166,7 +166,7 @@ export class ConsumeRun {
     const fire = (): Promise<void> => {
       fired ??= (async () => {
         clearTimeout(timer);
-        c.sessionSignal.removeEventListener('abort', onEnd);
+        unsubscribe();
         this.delayed.delete(fire);
         await this.source.claims.release(c).catch((err: unknown) => this.report(err, { path: c.ref.path, redeliveries: c.redeliveries }));
       })();
@@ -174,7 +174,8 @@ export class ConsumeRun {
     };
     const onEnd = (): void => void fire();
     const timer = setTimeout(onEnd, this.stop.aborted ? 0 : ms);
-    c.sessionSignal.addEventListener('abort', onEnd, { once: true });
+    // The session's signal is shared by every delayed claim: one listener for all of them.
+    const unsubscribe = onAbort(c.sessionSignal, onEnd);
     this.delayed.add(fire);
   }
 

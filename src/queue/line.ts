@@ -10,6 +10,7 @@ import type { WatchEvent } from '../client/types.js';
 import { LockDriver } from '../driver/lock-driver.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { NoNodeError } from '../errors.js';
+import { linkSignals } from '../util/signals.js';
 import type { Cursor } from './cursor.js';
 import { parseBucket } from './layout.js';
 
@@ -45,7 +46,8 @@ export class IdleLine {
         const result = await attempt(signal);
         if (result !== null) return result;
         const watch = new AbortController();
-        const stop = AbortSignal.any([signal, watch.signal, held.sessionSignal]);
+        // Aborting `watch` below ends it (AbortSignal.any would stay in the session's signal).
+        const stop = linkSignals([signal, watch.signal, held.sessionSignal]).signal;
         try {
           const points = await this.cursor.watchPoints(stop);
           const watched = await Promise.all([...points.dirs, ...alsoWatch].map((dir) => this.watch(dir, stop)));

@@ -11,6 +11,7 @@ import type { NodeData } from '../client/types.js';
 import { describe, toBuffer, validatePath } from '../client/validate.js';
 import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NoNodeError, OperationTimeoutError } from '../errors.js';
 import { delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
+import { linkSignals } from '../util/signals.js';
 import { graceFor } from '../driver/grace.js';
 import { LOSS_BACKOFF } from './backoff.js';
 import { Claims } from './claims.js';
@@ -196,8 +197,9 @@ export class DistributedQueue {
     this.assertOpen();
     // An aborted signal is a rejection, as everywhere (not a consumer that stops at once).
     config.signal?.throwIfAborted();
-    const stop = config.signal ? AbortSignal.any([config.signal, this.closeController.signal]) : this.closeController.signal;
-    return this.track(new ConsumeRun(this.session, this.source, this.line, this.path, handler, config, stop).run());
+    // One subscription to the caller's signal and the queue's close, ended with the run.
+    const stop = linkSignals([config.signal, this.closeController.signal]);
+    return this.track(new ConsumeRun(this.session, this.source, this.line, this.path, handler, config, stop.signal).run().finally(stop.dispose));
   }
 
   /** Number of items in the queue (claimed ones included). */
@@ -271,14 +273,17 @@ export class DistributedQueue {
     this.assertOpen();
     const { timeoutMs, signal: userSignal } = bound;
     if (userSignal?.aborted) return Promise.reject(userSignal.reason);
-    const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([this.closeController.signal, ...(userSignal ? [userSignal] : []), ...(timeout ? [timeout] : [])]);
-    const run = fn(signal).catch((err: unknown) => {
-      if (userSignal?.aborted) throw userSignal.reason;
-      if (this.closeController.signal.aborted) throw new ClosedError(`queue ${this.path} closed during ${what}`, { cause: err });
-      if (timeout?.aborted) throw new OperationTimeoutError(`${what} on queue ${this.path} did not finish within ${timeoutMs} ms`, { path: this.path, cause: err });
-      throw err;
-    });
+    // The call's own signal: the queue's close and the caller's signal, shared by every call,
+    // carry one subscription of it, gone when it settles (AbortSignal.any would stay in them).
+    const link = linkSignals([this.closeController.signal, userSignal], timeoutMs);
+    const run = fn(link.signal)
+      .catch((err: unknown) => {
+        if (userSignal?.aborted) throw userSignal.reason;
+        if (this.closeController.signal.aborted) throw new ClosedError(`queue ${this.path} closed during ${what}`, { cause: err });
+        if (link.timedOut) throw new OperationTimeoutError(`${what} on queue ${this.path} did not finish within ${timeoutMs} ms`, { path: this.path, cause: err });
+        throw err;
+      })
+      .finally(link.dispose);
     return this.track(run);
   }
 

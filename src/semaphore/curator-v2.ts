@@ -13,6 +13,7 @@ import type { QueueNode } from '../driver/names.js';
 import { windowPredicate, type Predicate } from '../driver/predicates.js';
 import { IllegalStateError, LayoutMismatchError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { raceAbort } from '../util/abort.js';
+import { linkSignals } from '../util/signals.js';
 
 /** Curator's names: `PATH/locks` holds its mutex, `PATH/leases` the leases. */
 export const LOCKS = 'locks';
@@ -93,23 +94,27 @@ export class CuratorV2Layout {
   async acquire(req: AcquireRequest): Promise<HeldNodes | null> {
     // Refused before the mutex is taken: a lease transaction the session cannot send.
     this.leases.check(req);
-    const timeout = req.timeoutMs !== undefined && req.timeoutMs > 0 ? AbortSignal.timeout(req.timeoutMs) : undefined;
-    const signals = [req.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
-    const giveUp = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-    const timedOut = (): boolean => timeout?.aborted === true && !req.signal?.aborted;
-    for (;;) {
-      if (timedOut()) return null;
-      giveUp?.throwIfAborted();
-      try {
-        return await this.attempt(req, giveUp);
-      } catch (err) {
+    // This wait's own signal (see LockDriver.acquire): one subscription to the caller's.
+    const link = linkSignals([req.signal], req.timeoutMs !== undefined && req.timeoutMs > 0 ? req.timeoutMs : undefined);
+    const giveUp = link.signal;
+    const timedOut = (): boolean => link.timedOut && !req.signal?.aborted;
+    try {
+      for (;;) {
         if (timedOut()) return null;
-        const restart = err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed);
-        if (!restart) throw err;
+        giveUp.throwIfAborted();
+        try {
+          return await this.attempt(req, giveUp);
+        } catch (err) {
+          if (timedOut()) return null;
+          const restart = err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed);
+          if (!restart) throw err;
+        }
+        await this.session.waitConnected({ signal: giveUp }).catch((err: unknown) => {
+          if (!timedOut()) throw err;
+        });
       }
-      await this.session.waitConnected({ signal: giveUp }).catch((err: unknown) => {
-        if (!timedOut()) throw err;
-      });
+    } finally {
+      link.dispose();
     }
   }
 
@@ -184,15 +189,20 @@ export class CuratorV2Layout {
         if (!watch) {
           const abort = new AbortController();
           // Ends with the caller: a reply that comes later removes its watch (the signal aborted).
-          const signal = giveUp ? AbortSignal.any([abort.signal, giveUp]) : abort.signal;
-          const w = await raceAbort(this.session.getChildrenWatch(this.leasesDir, { signal }), giveUp);
+          // Aborting `abort` ends the link (AbortSignal.any would stay in giveUp as long as it lives).
+          const link = linkSignals([abort.signal, giveUp]);
+          const w = await raceAbort(this.session.getChildrenWatch(this.leasesDir, { signal: link.signal }), giveUp).catch((err: unknown) => {
+            link.dispose(); // no watch was set (if given up, the link aborted already: a late reply removes its watch)
+            throw err;
+          });
           w.changed.catch(noop);
           watch = { abort, changed: w.changed };
           children = w.result.children;
           continue;
         }
         await raceAbort(watch.changed, giveUp);
-        watch = undefined; // fired: the next turn lists again with a new watch
+        watch.abort.abort(); // fired: ends its link; the next turn lists again with a new watch
+        watch = undefined;
       }
     } catch (err) {
       if (err instanceof NoNodeError) throw new Restart(`the leases directory ${this.leasesDir} is gone`);
