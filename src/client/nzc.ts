@@ -71,6 +71,8 @@ export interface RawConnectionManager {
   watcherManager: RawWatcherManager;
   queue(request: RawRequest, cb: (err: RawError | null) => void): void;
   packetQueue: { queue: { request: RawRequest }[] };
+  /** Bytes of a reply not complete yet (the client never clears them on a new connection). */
+  pendingBuffer: Buffer | null;
   onSocketConnected(): void;
   onSocketTimeout(): void;
   connect(): void;
@@ -237,13 +239,15 @@ const AUTH_OP = 100;
 const SET_WATCHES_OP = 101;
 
 /**
- * Takes over the client's handshake, for two reasons. (1) After reconnecting, the client queues
+ * Takes over the client's handshake, for four reasons. (1) After reconnecting, the client queues
  * its auth and SetWatches packets behind the requests queued while disconnected, so those go out
  * unauthenticated (NoAuth on ACL'd paths); and every failed attempt leaves one more stale copy
  * (with an outdated watch set). Put this attempt's auth first, then its SetWatches, and drop the
  * stale ones. (2) A pending reconnect timer of an ended generation would still connect and send
  * the old session's id and password, reviving a session we declared lost: refuse, and make
  * `connect` a no-op once not allowed. (3) Its idle ping is replaced by the session's heartbeat.
+ * (4) The part of a reply that an earlier connection dropped in the middle of stays buffered, and
+ * the next connection's handshake reply is read as its rest: the client never connects again.
  */
 export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): void {
   const cm = client.connectionManager;
@@ -261,6 +265,8 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
       this.socket?.destroy();
       return;
     }
+    // Nothing of an earlier connection's stream belongs to this one.
+    this.pendingBuffer = null;
     const queue = this.packetQueue.queue;
     const before = queue.length;
     hooks.sending();

@@ -80,4 +80,26 @@ describe('reconnects', () => {
     await session.delete(secret);
     await fx.observer.deleteRecursive(base);
   });
+
+  test('a connection dropped in the middle of a reply: the next connection starts clean, and the read is answered after the reconnect', async () => {
+    const proxy = await fx.proxy();
+    const session = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 6000 });
+    const base = uniquePath('cut-reply');
+    await fx.observer.mkdirp(base);
+    // Far more than one read of the proxy's socket: the first chunks of the reply reach the
+    // client, then the connection drops (loseReply cuts at the chunk that completes it).
+    const big = Buffer.alloc(512 * 1024, 7);
+    await fx.observer.create(`${base}/big`, { data: big });
+    const before = proxy.bytes.toClient;
+    const cut = proxy.loseReply({ op: 'getData', path: `${base}/big` });
+    const reconnected = nextState(session, 'RECONNECTED', 5000);
+    // Retried after the reconnect (a read): answered in full, over the new connection.
+    const read = session.getData(`${base}/big`);
+    await cut;
+    // Its first chunks reached the client; the one that completes it did not.
+    assert.ok(proxy.bytes.toClient > before, 'part of the reply reached the client');
+    await reconnected;
+    assert.ok((await read).data.equals(big));
+    await fx.observer.deleteRecursive(base);
+  });
 });
