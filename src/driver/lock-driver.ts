@@ -11,7 +11,7 @@ import type { Op } from '../client/types.js';
 import { ZK_CONNECTION_LOSS } from '../client/error-map.js';
 import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NoAuthError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { Background, raceAbort, within } from '../util/abort.js';
-import { linkSignals } from '../util/signals.js';
+import { linkSignals, onAbort } from '../util/signals.js';
 import { graceFor } from './grace.js';
 import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
@@ -126,6 +126,9 @@ class Restart extends Error {}
 
 const noop = (): void => undefined;
 
+/** Why a wait's scope aborted (it ended); only ever tested with `aborted`. */
+const WAIT_ENDED = new Error('the wait ended');
+
 /**
  * Acquires and releases lock nodes in one directory. Stateless between calls: everything about
  * one acquisition lives in that call.
@@ -160,10 +163,12 @@ export class LockDriver {
     const prefix = protectedPrefix();
     // Before anything is sent: a request the session would refuse (too large) is refused now.
     this.check(req, prefix);
-    // This wait's own signal: its listeners go there, and a signal shared by many waits (the
-    // caller's, the recipe's close) carries one subscription of it, gone when this settles.
-    const link = linkSignals([req.signal], req.timeoutMs !== undefined && req.timeoutMs > 0 ? req.timeoutMs : undefined);
-    const giveUp = link.signal;
+    // With a deadline, this wait's own signal (the caller's, or the recipe's close signal, which
+    // many waits share, carries one subscription of it, gone when this settles). Without one,
+    // the caller's signal itself: everything here subscribes through onAbort (one listener per
+    // signal however many wait), and an acquisition is not worth two more allocations.
+    const link = req.timeoutMs !== undefined && req.timeoutMs > 0 ? linkSignals([req.signal], req.timeoutMs) : undefined;
+    const giveUp = link ? link.signal : req.signal;
     try {
       for (;;) {
         giveUp?.throwIfAborted();
@@ -181,10 +186,10 @@ export class LockDriver {
         if (held !== undefined) return held;
       }
     } catch (err) {
-      if (link.timedOut && !req.signal?.aborted) return null;
+      if (link?.timedOut && !req.signal?.aborted) return null;
       throw err;
     } finally {
-      link.dispose();
+      link?.dispose();
     }
   }
 
@@ -491,7 +496,8 @@ export class LockDriver {
         waiting = await this.relist(ours, count, giveUp);
       }
     } finally {
-      scope.abort();
+      // A shared reason: abort() without one builds a DOMException (and its stack) every time.
+      scope.abort(WAIT_ENDED);
       // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
       // release; their watches then fire unheard, which costs the server less than a removal
       // request each now. Given up: nothing of ours may linger, so they are removed.
@@ -586,13 +592,9 @@ export class LockDriver {
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
   ): Promise<{ name: string; type: WatchEvent['type'] } | undefined> {
     return new Promise((resolve, reject) => {
-      const cleanup = (): void => giveUp?.removeEventListener('abort', onAbort);
-      const onAbort = (): void => {
-        cleanup();
-        reject(giveUp?.reason);
-      };
-      if (giveUp?.aborted) return onAbort();
-      giveUp?.addEventListener('abort', onAbort, { once: true });
+      if (giveUp?.aborted) return reject(giveUp.reason);
+      // Through onAbort: `giveUp` may be a signal many waits share (a recipe's close signal).
+      const cleanup = giveUp ? onAbort(giveUp, (reason) => reject(reason)) : noop;
       for (const [name, w] of watches) {
         w.changed.then(
           (e) => {

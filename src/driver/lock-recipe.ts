@@ -208,11 +208,12 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     this.used = true;
     for (const dir of this.directories()) this.reaper.cancel(dir);
     // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
-    const link = linkSignals([userSignal, this.closeController.signal]);
+    // Without a caller's signal, the close signal itself (the driver subscribes through onAbort).
+    const link = userSignal ? linkSignals([userSignal, this.closeController.signal]) : undefined;
     let held;
     const attempt = this.enter({
       timeoutMs,
-      signal: link.signal,
+      signal: link ? link.signal : this.closeController.signal,
       count,
       data: this.data,
       watchOwnNode: this.watchOwnNode,
@@ -226,7 +227,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       if (this.closeController.signal.aborted && !userSignal?.aborted) throw new ClosedError(`${this.what} ${this.path} was closed while acquiring`, { cause: err });
       throw err;
     } finally {
-      link.dispose();
+      link?.dispose();
       this.pending.delete(attempt);
     }
     if (!held) {
