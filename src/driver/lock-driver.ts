@@ -97,6 +97,13 @@ export interface HeldNodes {
   readonly ownWatch: Promise<WatchEvent> | undefined;
   /** Aborts the own-node watch. */
   readonly ownWatchAbort: AbortController | undefined;
+  /**
+   * Granted only after waiting, not on the listing sent with the create. Only then may a
+   * successor's snapshot show nodes ahead of ours, so only then does a release need the
+   * handoff mark (see {@link LockSpec.handoff}): a holder that was the head of its first listing
+   * is the head of every later snapshot too.
+   */
+  readonly waited: boolean;
 }
 
 interface Entered {
@@ -260,13 +267,13 @@ export class LockDriver {
     const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own?.abort(why));
     try {
       const granted = await this.waitForTurn(entered, count, req, giveUp, ownWatch);
-      if (!granted) {
+      if (granted === 'no') {
         await letGo();
         return null;
       }
       if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
-      return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own };
+      return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own, waited: granted === 'waited' };
     } catch (err) {
       await letGo(err);
       throw err;
@@ -453,7 +460,7 @@ export class LockDriver {
     req: AcquireRequest,
     giveUp: AbortSignal | undefined,
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
-  ): Promise<boolean> {
+  ): Promise<'no' | 'at-once' | 'waited'> {
     const ours = entered.names[0] as string;
     // Listings are read only in the helpers below: a suspended async function keeps every value
     // it ever awaited in its registers, and this one waits long.
@@ -466,10 +473,15 @@ export class LockDriver {
     // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
     const scope = new AbortController();
     let granted = false;
+    let first = true; // still on the listing sent with our create
     try {
       for (;;) {
-        if (waiting === undefined) return (granted = true);
-        if (req.timeoutMs === 0) return false;
+        if (waiting === undefined) {
+          granted = true;
+          return first ? 'at-once' : 'waited';
+        }
+        if (req.timeoutMs === 0) return 'no';
+        first = false;
         const { nodes, holdsAfter } = waiting;
         const names = nodes.map((n) => n.name);
         for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
@@ -479,7 +491,7 @@ export class LockDriver {
           for (const name of missing) gone.add(name);
           if (missing.length === 0) {
             const event = await this.nextEvent(watches, giveUp, ownWatch);
-            if (event === undefined) return false;
+            if (event === undefined) return 'no';
             watches.delete(event.name);
             // Changed, not deleted: watch it again.
             if (event.type !== 'NODE_DELETED') continue;
@@ -489,8 +501,10 @@ export class LockDriver {
         }
         // A removed node's holder may have inserted one in its place (a downgrade): list first.
         const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind);
-        if (holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) return (granted = true);
-        if (this.spec.handoff && nodes.length === 1 && !inserted && (await this.handedOver(nodes[0] as QueueNode, giveUp))) return (granted = true);
+        if ((holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) || (this.spec.handoff && nodes.length === 1 && !inserted && (await this.handedOver(nodes[0] as QueueNode, giveUp)))) {
+          granted = true;
+          return 'waited';
+        }
         // Others ahead may have left unseen (we only watch a few): one listing beats probing
         // them one by one.
         waiting = await this.relist(ours, count, giveUp);
@@ -654,14 +668,15 @@ export class LockDriver {
   }
 
   /**
-   * Deletes the node(s) of a grant, like {@link remove}; with `handoff` (one node), in one
-   * transaction with the mark that tells our successor we held (see {@link LockSpec.handoff}).
-   * Only for nodes that were granted: a mark from a node that never held could grant its
-   * successor while others are ahead.
+   * Deletes the node(s) of a grant, like {@link remove}; with `handoff` (one node) and a grant
+   * that `waited` (see {@link HeldNodes.waited}), in one transaction with the mark that tells
+   * our successor we held (see {@link LockSpec.handoff}). An uncontended cycle so stays a plain
+   * delete. Only for nodes that were granted: a mark from a node that never held could grant
+   * its successor while others are ahead.
    */
-  async release(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
+  async release(paths: readonly string[], owner: AbortSignal, waited = true): Promise<boolean> {
     const path = paths[0];
-    if (!this.marks || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
+    if (!this.marks || !waited || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
     const mark = Buffer.from(path.slice(this.dir.length + 1), 'utf8');
     let sent = false;
     for (;;) {

@@ -195,6 +195,28 @@ describe('exclusion and order', () => {
 });
 
 describe('handoff: a woken waiter learns its predecessor held from one small read', () => {
+  test('an uncontended cycle releases with a plain delete: the mark is written only by holders that waited', async () => {
+    const path = uniquePath('uncontended');
+    const [s1, s2] = await sessionsN(2);
+    const m = new Mutex(s1!, path);
+    await (await m.acquire()).release();
+    const before = s1!.counters;
+    for (let i = 0; i < 5; i++) await (await m.acquire()).release();
+    const after = s1!.counters;
+    assert.equal(after.multi - before.multi, 0, 'no transaction');
+    assert.equal(after.delete - before.delete, 5);
+    assert.equal((await fx.observer.getData(path)).data.length, 0);
+    const first = await m.acquire();
+    const waited = new Mutex(s2!, path).acquire();
+    await queued(path, 2);
+    await first.release();
+    const h = await waited;
+    const multis = s2!.counters.multi;
+    await h.release();
+    assert.equal(s2!.counters.multi - multis, 1, 'the holder that waited released in one transaction with the mark');
+    assert.equal((await fx.observer.getData(path)).data.toString(), h.path.slice(path.length + 1));
+  });
+
   test('20 waiters: each woken waiter reads the directory node, never the listing', async () => {
     const path = uniquePath('handoff');
     const sessions = await sessionsN(21);
@@ -208,7 +230,10 @@ describe('handoff: a woken waiter learns its predecessor held from one small rea
     for (let round = 0; round < 20; round++) {
       const before = sessions.map((s) => s.counters);
       await current.release();
-      assert.equal((await fx.observer.getData(path)).data.toString(), current.path.slice(path.length + 1), 'the release named its node');
+      // The first holder took the lock at once: it is the head of every waiter's snapshot, so
+      // its release is a plain delete. Every later holder waited: its release names its node.
+      const mark = round === 0 ? '' : current.path.slice(path.length + 1);
+      assert.equal((await fx.observer.getData(path)).data.toString(), mark, `round ${round}: the mark`);
       await waitFor(() => grants.length === round + 1, { timeoutMs: 5000, message: 'next grant' });
       const next = grants[round]!;
       const i = sessions.findIndex((s) => s.sessionId === next.sessionId);
