@@ -14,7 +14,7 @@ import { delay, raceAbort } from '../util/abort.js';
 import { onAbort } from '../util/signals.js';
 
 import type { Claimed, Claims } from './claims.js';
-import type { Cursor, ItemRef, Reader } from './cursor.js';
+import { readerAfter, type Cursor, type ItemRef, type Reader } from './cursor.js';
 import { claimName } from './layout.js';
 import type { IdleLine } from './line.js';
 import type { ConsumeConfig, ConsumeHandler } from './options.js';
@@ -54,8 +54,8 @@ export class ClaimSource {
    * item), whatever the signal does meanwhile.
    */
   async tryClaim(signal: AbortSignal, reader: Reader = 'stride'): Promise<Claimed | null> {
-    for (let listed = false; ; ) {
-      if (this.reader !== reader) this.claimable = [];
+    for (let listed = false, looks = 0; ; looks++) {
+      if (this.reader !== readerAfter(reader, looks)) this.claimable = [];
       while (this.claimable.length > 0 && !signal.aborted) {
         const claimed = await this.claims.claim(this.claimable.shift() as ItemRef);
         if (claimed) {
@@ -67,11 +67,11 @@ export class ClaimSource {
       signal.throwIfAborted();
       if (listed) return null;
       if (reader === 'stride') await this.cursor.pause(signal);
-      const listing = (this.listing ??= this.list(reader).finally(() => {
+      const listing = (this.listing ??= this.list(readerAfter(reader, looks)).finally(() => {
         this.listing = undefined;
       }));
       // Only others' items: their owners are on their way; look again after a pause (what
-      // outlives a few looks is ours too).
+      // outlives a few looks is ours too, and after a few such looks we take any).
       listed = !(await raceAbort(listing, signal));
     }
   }

@@ -13,7 +13,7 @@ import { BadVersionError, NoNodeError, NotEmptyError, QueueLayoutError } from '.
 import { delay, raceAbort } from '../util/abort.js';
 import { bucketName, itemSeq, MAX_LISTING, parseBucket, parsePriority, priorityDir, sortItems } from './layout.js';
 import type { Members } from './members.js';
-import { Pace, Stride, type Choice, type Place } from './stride.js';
+import { ANYONE_ROUNDS, Pace, Stride, type Choice, type Place } from './stride.js';
 
 /** An item's place: its priority directory, bucket and name (and sequence number in the bucket). */
 export interface ItemRef {
@@ -66,6 +66,15 @@ const SPREAD = 16;
  */
 export type Reader = 'stride' | 'alone';
 
+/**
+ * How a consumer reads after `looks` listings in a row that had only others' items for it: as
+ * asked, then (after {@link ANYONE_ROUNDS} of them) everything in order, so that a call never
+ * waits on others' items for long (a poll answers, a take or consume goes on or idles).
+ */
+export function readerAfter(reader: Reader, looks: number): Reader {
+  return looks >= ANYONE_ROUNDS ? 'alone' : reader;
+}
+
 /** A consumer's view of the head of the queue, refreshed on demand. */
 export class Cursor {
   private cache: ItemRef[] = [];
@@ -92,12 +101,13 @@ export class Cursor {
    */
   async next(signal: AbortSignal | undefined, reader: Reader): Promise<ItemRef | undefined> {
     if (this.cacheReader !== reader) this.cache = [];
-    while (this.cache.length === 0 || this.misses >= 2) {
+    for (let looks = 0; this.cache.length === 0 || this.misses >= 2; looks++) {
       if (reader === 'stride') await this.pause(signal);
-      const share = await this.share(() => true, signal, reader);
-      this.cache = share.refs;
-      this.cacheReader = reader;
-      if (!share.others) break;
+      const as = readerAfter(reader, looks);
+      const choice = await this.share(() => true, signal, as);
+      this.cache = choice.refs;
+      this.cacheReader = as;
+      if (!choice.others) break;
     }
     if (this.cache.length === 0) return undefined;
     const index = this.misses === 0 ? 0 : Math.floor(Math.random() * Math.min(this.cache.length, SPREAD));
