@@ -7,7 +7,7 @@
  */
 import { backoffDelay, type Backoff } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
-import { ConnectionLossError } from '../errors.js';
+import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { delay } from '../util/abort.js';
 
 /** Retries of one request after a connection loss: 50 ms, doubling, at most 2 s. */
@@ -28,5 +28,28 @@ export async function untilAnswered<T>(session: ZkSession, signal: AbortSignal |
     }
     await delay(backoffDelay(LOSS_BACKOFF, attempt), signal);
     await session.waitConnected({ signal });
+  }
+}
+
+/**
+ * Deletes `path`, an ephemeral node of the session `sessionSignal` belongs to, retrying through
+ * connection loss (backing off) while that session lives: once it ends, the node went with it.
+ * Never rejects; gives up on any other refusal (e.g. no permission: it goes with the session).
+ */
+export async function deleteWhileSessionLives(session: ZkSession, path: string, sessionSignal: AbortSignal): Promise<void> {
+  for (let attempt = 0; !sessionSignal.aborted; attempt++) {
+    try {
+      await session.delete(path);
+      return;
+    } catch (err) {
+      if (err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) return;
+      if (!(err instanceof ConnectionLossError)) return;
+    }
+    try {
+      await delay(backoffDelay(LOSS_BACKOFF, attempt), sessionSignal);
+      await session.waitConnected({ signal: sessionSignal });
+    } catch {
+      return;
+    }
   }
 }

@@ -14,7 +14,7 @@ import { delay, raceAbort } from '../util/abort.js';
 import { onAbort } from '../util/signals.js';
 
 import type { Claimed, Claims } from './claims.js';
-import type { Cursor, ItemRef } from './cursor.js';
+import { readerAfter, type Cursor, type ItemRef, type Reader } from './cursor.js';
 import { claimName } from './layout.js';
 import type { IdleLine } from './line.js';
 import type { ConsumeConfig, ConsumeHandler } from './options.js';
@@ -30,11 +30,15 @@ function describeError(err: unknown): string {
 
 /**
  * The claimable items of one queue, listed once for all the workers of a queue instance (one
- * listing of the claims per listing of items), claimed in order.
+ * listing of the claims per listing of items), claimed in order: this instance's stride
+ * through them (see {@link Cursor.share}).
  */
 export class ClaimSource {
   private claimable: ItemRef[] = [];
-  private listing: Promise<void> | undefined;
+  // Who the claimable items were listed for: a worker at the head of the idle line ('alone')
+  // may claim any item, the others their stride.
+  private reader: Reader = 'stride';
+  private listing: Promise<boolean> | undefined;
   private dirReady = false;
 
   constructor(
@@ -44,28 +48,36 @@ export class ClaimSource {
   ) {}
 
   /**
-   * Claims the next unclaimed item, skipping items claimed by others; null only when a fresh
-   * listing has nothing claimable. A claim once sent is seen through (its outcome decides
-   * whether we hold the item), whatever the signal does meanwhile.
+   * Claims the next unclaimed item of our stride (or in order, `'alone'`: at the head of the
+   * idle line), skipping items claimed by others; null only when a fresh listing has nothing
+   * claimable. A claim once sent is seen through (its outcome decides whether we hold the
+   * item), whatever the signal does meanwhile.
    */
-  async tryClaim(signal: AbortSignal): Promise<Claimed | null> {
-    let listed = false;
-    for (;;) {
+  async tryClaim(signal: AbortSignal, reader: Reader = 'stride'): Promise<Claimed | null> {
+    for (let listed = false, looks = 0; ; looks++) {
+      if (this.reader !== readerAfter(reader, looks)) this.claimable = [];
       while (this.claimable.length > 0 && !signal.aborted) {
         const claimed = await this.claims.claim(this.claimable.shift() as ItemRef);
-        if (claimed) return claimed;
+        if (claimed) {
+          this.cursor.hit();
+          return claimed;
+        }
+        this.cursor.missed();
       }
       signal.throwIfAborted();
       if (listed) return null;
-      this.listing ??= this.list().finally(() => {
+      if (reader === 'stride') await this.cursor.pause(signal);
+      const listing = (this.listing ??= this.list(readerAfter(reader, looks)).finally(() => {
         this.listing = undefined;
-      });
-      await raceAbort(this.listing, signal);
-      listed = true;
+      }));
+      // Only others' items: their owners are on their way; look again after a pause (what
+      // outlives a few looks is ours too, and after a few such looks we take any).
+      listed = !(await raceAbort(listing, signal));
     }
   }
 
-  private async list(): Promise<void> {
+  /** Lists the claimable items; true when none is ours but others' are there. */
+  private async list(reader: Reader): Promise<boolean> {
     if (!this.dirReady) {
       await this.session.mkdirp(this.claims.dir);
       this.dirReady = true;
@@ -77,7 +89,10 @@ export class ClaimSource {
       this.dirReady = false;
       throw err;
     }
-    this.claimable = await this.cursor.allWhere((r) => !taken.has(claimName(r.pdir, r.bucket, r.name)));
+    const share = await this.cursor.share((r) => !taken.has(claimName(r.pdir, r.bucket, r.name)), undefined, reader);
+    this.claimable = share.refs;
+    this.reader = reader;
+    return share.others;
   }
 }
 
@@ -121,7 +136,7 @@ export class ConsumeRun {
     let failures = 0;
     while (!this.stop.aborted) {
       try {
-        const claimed = (await this.source.tryClaim(this.stop)) ?? (await this.line.waitAtHead(this.stop, (s) => this.source.tryClaim(s), [this.source.claims.dir]));
+        const claimed = (await this.source.tryClaim(this.stop)) ?? (await this.line.waitAtHead(this.stop, (s) => this.source.tryClaim(s, 'alone'), [this.source.claims.dir]));
         failures = 0;
         if (claimed) await this.handle(claimed);
       } catch (err) {

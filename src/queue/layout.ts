@@ -3,6 +3,7 @@
  *
  * ```
  * <path>/items/p-<priority>/b-<bucket>/i-<id>-<seq>   persistent sequential items
+ * <path>/items/c-<uuid>                               consuming queue instances (ephemeral)
  * <path>/claims/<priority>.<bucket>.<item>            ephemeral claims (at-least-once)
  * <path>/consumers/_c_<uuid>-lock-<seq>               idle consumers lining up
  * <path>/producers/<uuid>-<n>                         ephemeral put records, one per put in flight
@@ -73,6 +74,16 @@ export function sortItems(names: readonly string[]): string[] {
 /** Priority of a claim or dead-letter name (`p-<priority>.b-<bucket>.i-…`), or undefined. */
 export function priorityOfKey(key: string): number | undefined {
   return parsePriority(key.slice(0, key.indexOf('.')));
+}
+
+/** Name of a consumer's member node (beside the priority directories). */
+export function memberName(uuid: string): string {
+  return `c-${uuid}`;
+}
+
+/** Whether a child of the items directory is a consumer's member node. */
+export function isMemberName(name: string): boolean {
+  return /^c-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(name);
 }
 
 /** Claim node name of an item (one flat directory; names are unique per item). */

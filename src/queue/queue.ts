@@ -16,9 +16,10 @@ import { graceFor } from '../driver/grace.js';
 import { LOSS_BACKOFF } from './backoff.js';
 import { Claims } from './claims.js';
 import { ClaimSource, ConsumeRun } from './consumer.js';
-import { Cursor } from './cursor.js';
+import { Cursor, type Reader } from './cursor.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { IdleLine } from './line.js';
+import { Members } from './members.js';
 import { callBound, checkLimit, checkPriority, consumeConfig, type QueueCallOptions, type ConsumeHandler, type ConsumeOptions, type DeadLetterOptions, type PutOptions, type QueueOptions, type TakeOptions } from './options.js';
 import { Producer } from './producer.js';
 
@@ -45,8 +46,12 @@ const PUT_OVERHEAD = 200;
  *   is lost, the claim goes away and the item is delivered again (`redeliveries` counts), after
  *   a backoff that grows with its delivery count; past `maxDeliveries` it moves to the dead
  *   letters (`deadLetters()`, `requeueDeadLetter()`, `discardDeadLetter()`).
- * - **Ordering**: strict FIFO (within a priority) only with a single consumer; with several,
- *   items are taken roughly in order and each exactly once (at-most-once) or at least once.
+ * - **Ordering**: strict FIFO (within a priority) with a single consumer. Several consumers at
+ *   work each take their own share of the head of the queue, in order (a stride: they do not
+ *   collide on one head), and one's leftovers go to another after a few of its listings:
+ *   roughly FIFO, each item exactly once (at-most-once) or at least once. A queue instance
+ *   counts as a consumer (an ephemeral node under `items/`) from its first take, poll or
+ *   consume that finds items until it is closed.
  * - **No herd**: consumers with nothing to do line up (a mutex under `consumers/`); only the
  *   one at the head watches for new items, so a put wakes one consumer, not all.
  * - **Every call is bounded**: each takes `{ timeoutMs, signal }`; `close()` stops them all.
@@ -73,6 +78,7 @@ export class DistributedQueue {
   /** The queue's root path. */
   readonly path: string;
   private readonly producer: Producer;
+  private readonly members: Members;
   private readonly cursor: Cursor;
   private readonly line: IdleLine;
   private readonly source: ClaimSource;
@@ -98,7 +104,8 @@ export class DistributedQueue {
     const data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
     if (data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
     this.producer = new Producer(session, path);
-    this.cursor = new Cursor(session, `${path}/items`);
+    this.members = new Members(session, `${path}/items`, data);
+    this.cursor = new Cursor(session, `${path}/items`, this.members);
     this.line = new IdleLine(session, this.cursor, `${path}/consumers`, data);
     this.dead = new DeadLetters(session, `${path}/dead`);
     this.source = new ClaimSource(session, this.cursor, new Claims(session, `${path}/claims`, this.dead.dir, data));
@@ -151,17 +158,21 @@ export class DistributedQueue {
       for (;;) {
         const item = await this.tryTake(signal);
         if (item) return item;
-        const taken = await this.line.waitAtHead(signal, (s) => this.tryTake(s));
+        const taken = await this.line.waitAtHead(signal, (s) => this.tryTake(s, 'alone'));
         if (taken) return taken;
       }
     });
   }
 
-  /** Claims by deletion: read the item, delete it; whoever deletes it owns it. */
-  private async tryTake(signal: AbortSignal): Promise<Buffer | null> {
+  /**
+   * Claims by deletion: read the item, delete it; whoever deletes it owns it. Reads our stride,
+   * or everything in order at the head of the idle line (`'alone'`).
+   */
+  private async tryTake(signal: AbortSignal, reader: Reader = 'stride'): Promise<Buffer | null> {
     for (let losses = 0; ; ) {
-      const ref = await this.cursor.next(signal);
+      const ref = await this.cursor.next(signal, reader);
       if (!ref) return null;
+      signal.throwIfAborted(); // nothing is sent after the caller gave up
       try {
         const { data, stat } = await raceAbort(this.session.getData(ref.path), signal);
         // Not the retrying delete: a NoNode after a lost reply would hand the item to us when
@@ -255,7 +266,7 @@ export class DistributedQueue {
     this.closing ??= (async () => {
       this.closeController.abort(new ClosedError(`queue ${this.path} closed`));
       await Promise.all([...this.running].map((r) => r.catch(noop)));
-      await this.producer.close();
+      await Promise.all([this.producer.close(), this.members.close()]);
     })();
     return this.closing;
   }

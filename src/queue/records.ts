@@ -9,11 +9,10 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
-import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
-import { delay, raceAbort } from '../util/abort.js';
-import { LOSS_BACKOFF, untilAnswered } from './backoff.js';
+import { ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { raceAbort } from '../util/abort.js';
+import { deleteWhileSessionLives, untilAnswered } from './backoff.js';
 
 /** A put record of this producer, and the session it lives in. */
 export interface PutRecord {
@@ -129,23 +128,7 @@ export class RecordPool {
 
   /** Deletes `path` in the background, retrying through connection loss while its session lives. */
   private remove(path: string, sessionSignal: AbortSignal): void {
-    const done = (async () => {
-      for (let attempt = 0; !sessionSignal.aborted; attempt++) {
-        try {
-          await this.session.delete(path);
-          return;
-        } catch (err) {
-          if (err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) return;
-          if (!(err instanceof ConnectionLossError)) return; // e.g. no permission: it goes with the session
-        }
-        try {
-          await delay(backoffDelay(LOSS_BACKOFF, attempt), sessionSignal);
-          await this.session.waitConnected({ signal: sessionSignal });
-        } catch {
-          return;
-        }
-      }
-    })().finally(() => {
+    const done = deleteWhileSessionLives(this.session, path, sessionSignal).finally(() => {
       this.nodes.delete(path);
       this.removing.delete(done);
     });

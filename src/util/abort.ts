@@ -30,7 +30,11 @@ export function delay(ms: number, ...signals: (AbortSignal | undefined)[]): Prom
  */
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // Nobody else waits for it: its failure must not become an unhandled rejection.
+    promise.catch(noop);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const unsubscribe = onAbort(signal, reject);
     promise.then(
