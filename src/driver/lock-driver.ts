@@ -98,12 +98,13 @@ export interface HeldNodes {
   /** Aborts the own-node watch. */
   readonly ownWatchAbort: AbortController | undefined;
   /**
-   * Granted only after waiting, not on the listing sent with the create. Only then may a
-   * successor's snapshot show nodes ahead of ours, so only then does a release need the
-   * handoff mark (see {@link LockSpec.handoff}): a holder that was the head of its first listing
-   * is the head of every later snapshot too.
+   * Whether a release should leave the handoff mark (see {@link LockSpec.handoff}): only after
+   * a wait (a holder that was the head of its first listing is the head of every later
+   * snapshot too, so its successor needs no mark), and only when the directory was long when
+   * last seen (at least {@link MARK_MIN_CHILDREN} children): the mark makes the release a
+   * two-op transaction, worth it only where it spares the successor a long listing.
    */
-  readonly waited: boolean;
+  readonly markRelease: boolean;
 }
 
 interface Entered {
@@ -132,6 +133,12 @@ interface Waiting {
 class Restart extends Error {}
 
 const noop = (): void => undefined;
+
+/**
+ * The directory length from which a holder's release leaves the handoff mark: below it, the
+ * listing a successor makes instead costs less than the mark's heavier transaction.
+ */
+export const MARK_MIN_CHILDREN = 32;
 
 /** Why a wait's scope aborted (it ended); only ever tested with `aborted`. */
 const WAIT_ENDED = new Error('the wait ended');
@@ -273,7 +280,7 @@ export class LockDriver {
       }
       if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
-      return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own, waited: granted === 'waited' };
+      return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own, markRelease: granted === 'mark' };
     } catch (err) {
       await letGo(err);
       throw err;
@@ -460,11 +467,12 @@ export class LockDriver {
     req: AcquireRequest,
     giveUp: AbortSignal | undefined,
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
-  ): Promise<'no' | 'at-once' | 'waited'> {
+  ): Promise<'no' | 'plain' | 'mark'> {
     const ours = entered.names[0] as string;
     // Listings are read only in the helpers below: a suspended async function keeps every value
     // it ever awaited in its registers, and this one waits long.
-    let waiting = await this.firstDecision(entered, ours, count, req, giveUp);
+    const view = { size: 0 }; // children in the directory, when last seen
+    let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
     const watches = new Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>();
     const dropWatch = (name: string): void => {
       watches.get(name)?.abort.abort();
@@ -478,7 +486,7 @@ export class LockDriver {
       for (;;) {
         if (waiting === undefined) {
           granted = true;
-          return first ? 'at-once' : 'waited';
+          return first ? 'plain' : this.afterWait(view);
         }
         if (req.timeoutMs === 0) return 'no';
         first = false;
@@ -500,14 +508,16 @@ export class LockDriver {
           break;
         }
         // A removed node's holder may have inserted one in its place (a downgrade): list first.
+        // In a long directory our predecessor's release most likely named it (see afterWait):
+        // read that instead of the listing.
         const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind);
-        if ((holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) || (this.spec.handoff && nodes.length === 1 && !inserted && (await this.handedOver(nodes[0] as QueueNode, giveUp)))) {
+        if ((holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) || (this.spec.handoff && nodes.length === 1 && !inserted && view.size >= MARK_MIN_CHILDREN && (await this.handedOver(nodes[0] as QueueNode, giveUp, view)))) {
           granted = true;
-          return 'waited';
+          return this.afterWait(view);
         }
         // Others ahead may have left unseen (we only watch a few): one listing beats probing
         // them one by one.
-        waiting = await this.relist(ours, count, giveUp);
+        waiting = await this.relist(ours, count, giveUp, view);
       }
     } finally {
       // A shared reason: abort() without one builds a DOMException (and its stack) every time.
@@ -520,10 +530,11 @@ export class LockDriver {
   }
 
   /** The decision on the listing sent with our create (after the recipe's `onListing` check). */
-  private async firstDecision(entered: Entered, ours: string, count: number, req: AcquireRequest, giveUp: AbortSignal | undefined): Promise<Waiting | undefined> {
+  private async firstDecision(entered: Entered, ours: string, count: number, req: AcquireRequest, giveUp: AbortSignal | undefined, view: { size: number }): Promise<Waiting | undefined> {
     const listing = entered.listing as Promise<Listing>;
     entered.listing = undefined;
     const { children, stat } = await raceAbort(listing, giveUp);
+    view.size = children.length;
     await raceAbort(Promise.resolve(req.onListing?.(stat, children)), giveUp);
     return this.decide(children, ours, count);
   }
@@ -537,9 +548,10 @@ export class LockDriver {
   }
 
   /** Whether `node` left as a holder: its release named it in the directory's data. */
-  private async handedOver(node: QueueNode, giveUp: AbortSignal | undefined): Promise<boolean> {
+  private async handedOver(node: QueueNode, giveUp: AbortSignal | undefined, view: { size: number }): Promise<boolean> {
     try {
-      const { data } = await raceAbort(this.session.getData(this.dir), giveUp);
+      const { data, stat } = await raceAbort(this.session.getData(this.dir), giveUp);
+      view.size = stat.numChildren;
       return data.length === Buffer.byteLength(node.name) && data.toString('utf8') === node.name;
     } catch (err) {
       if (err instanceof NoNodeError) return false;
@@ -547,9 +559,15 @@ export class LockDriver {
     }
   }
 
+  /** How a grant after a wait is released: see {@link HeldNodes.markRelease}. */
+  private afterWait(view: { size: number }): 'plain' | 'mark' {
+    return this.spec.handoff && view.size >= MARK_MIN_CHILDREN ? 'mark' : 'plain';
+  }
+
   /** The decision on a fresh listing. */
-  private async relist(ours: string, count: number, giveUp: AbortSignal | undefined): Promise<Waiting | undefined> {
+  private async relist(ours: string, count: number, giveUp: AbortSignal | undefined, view: { size: number }): Promise<Waiting | undefined> {
     const { children } = await raceAbort(this.session.getChildren(this.dir), giveUp);
+    view.size = children.length;
     return this.decide(children, ours, count);
   }
 
@@ -669,14 +687,14 @@ export class LockDriver {
 
   /**
    * Deletes the node(s) of a grant, like {@link remove}; with `handoff` (one node) and a grant
-   * that `waited` (see {@link HeldNodes.waited}), in one transaction with the mark that tells
-   * our successor we held (see {@link LockSpec.handoff}). An uncontended cycle so stays a plain
-   * delete. Only for nodes that were granted: a mark from a node that never held could grant
+   * that asks for it (`withMark`, see {@link HeldNodes.markRelease}), in one transaction with the
+   * mark that tells our successor we held (see {@link LockSpec.handoff}). An uncontended cycle
+   * so stays a plain delete. Only for nodes that were granted: a mark from a node that never held could grant
    * its successor while others are ahead.
    */
-  async release(paths: readonly string[], owner: AbortSignal, waited = true): Promise<boolean> {
+  async release(paths: readonly string[], owner: AbortSignal, withMark = true): Promise<boolean> {
     const path = paths[0];
-    if (!this.marks || !waited || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
+    if (!this.marks || !withMark || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
     const mark = Buffer.from(path.slice(this.dir.length + 1), 'utf8');
     let sent = false;
     for (;;) {

@@ -252,7 +252,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   }
 
   private async releaseHandle(handle: LockHandle, nodes: HeldNodes): Promise<boolean> {
-    const deleted = await this.driver.release(nodes.paths, nodes.sessionSignal, nodes.waited);
+    const deleted = await this.driver.release(nodes.paths, nodes.sessionSignal, nodes.markRelease);
     await this.state.runExclusive(() => this.held.delete(handle));
     for (const dir of this.directories()) this.reaper.touch(dir);
     this.emit('released', handle);

@@ -285,7 +285,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       } finally {
         if (held) {
           // Delete first: the deletion fires our own watch, so it needs no removal request.
-          await this.driver.release(held.paths, held.sessionSignal, held.waited);
+          await this.driver.release(held.paths, held.sessionSignal, held.markRelease);
           held.ownWatchAbort?.abort();
         }
       }
