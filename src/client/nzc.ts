@@ -267,6 +267,7 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
     }
     // Nothing of an earlier connection's stream belongs to this one.
     this.pendingBuffer = null;
+    if (this.socket) coalesceWrites(this.socket);
     const queue = this.packetQueue.queue;
     const before = queue.length;
     hooks.sending();
@@ -277,6 +278,28 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
     queue.length = 0;
     queue.push(...fresh.filter((p) => kind(p) === AUTH_OP), ...fresh.filter((p) => kind(p) !== AUTH_OP), ...rest);
   };
+}
+
+/**
+ * The client writes each request to the socket on its own (a system call each); requests made
+ * in one turn of the event loop go out in one write instead: the socket is corked at the first
+ * and uncorked before the loop turns (nothing waits for I/O in between).
+ */
+function coalesceWrites(socket: import('node:net').Socket): void {
+  const write = socket.write;
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    socket.uncork();
+  };
+  socket.write = function (this: import('node:net').Socket, ...args: Parameters<typeof write>): boolean {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
+    return write.apply(this, args);
+  } as typeof write;
 }
 
 /**
