@@ -1,5 +1,5 @@
 // Workloads of ../shared/bench/WORKLOADS.md: the raw floor and the lock recipes.
-import { Mutex, ReadWriteLock, Semaphore, type SemaphoreLayout } from '../src/index.js';
+import { Mutex, ReadWriteLock, Semaphore, type SemaphoreLayout, type ZkSession } from '../src/index.js';
 import type { BenchContext } from './context.js';
 import { since, type Result } from './metrics.js';
 
@@ -76,13 +76,22 @@ export async function mutexContended(ctx: BenchContext): Promise<Result> {
   const sessions = await ctx.sessionsN(8);
   const path = `${ctx.root}/lock`;
   await sessions[0]!.mkdirp(path);
-  const total = 800;
+  const before = await ctx.counters();
+  const start = performance.now();
+  const { granted, waits, violations } = await contendLoop(sessions, path, 800);
+  const seconds = since(start) / 1000;
+  return ctx.result(granted, seconds, waits, before, await ctx.counters(), { violations });
+}
+
+/**
+ * Every session loops acquire, check the in-process holder count, release, on one mutex path
+ * until `total` grants in all; `waits` are request-to-grant times.
+ */
+export async function contendLoop(sessions: readonly ZkSession[], path: string, total: number): Promise<{ granted: number; waits: number[]; violations: number }> {
   let granted = 0;
   let holders = 0;
   let violations = 0;
   const waits: number[] = [];
-  const before = await ctx.counters();
-  const start = performance.now();
   await Promise.all(
     sessions.map(async (s) => {
       const m = new Mutex(s, path);
@@ -99,8 +108,7 @@ export async function mutexContended(ctx: BenchContext): Promise<Result> {
       await m.close();
     }),
   );
-  const seconds = since(start) / 1000;
-  return ctx.result(granted, seconds, waits, before, await ctx.counters(), { violations });
+  return { granted, waits, violations };
 }
 
 /**

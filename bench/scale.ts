@@ -3,6 +3,7 @@
 import { Mutex, ZkSession, type LockHandle } from '../src/index.js';
 import { waitFor } from '../src/testing/index.js';
 import type { BenchContext } from './context.js';
+import { contendLoop } from './locks.js';
 import { memoryAfterGc, type Memory } from './memory.js';
 import { clientCounters, percentile, round, since, type ClientCounters, type Result } from './metrics.js';
 
@@ -297,29 +298,10 @@ export async function scaleSessions(ctx: BenchContext, n: number): Promise<Resul
 
 /** Every session loops acquire, check the holder count, release on one path until `total` grants. */
 async function contend(sessions: readonly ZkSession[], path: string, total: number, ctx: BenchContext) {
-  let granted = 0;
-  let holders = 0;
-  let violations = 0;
-  const waits: number[] = [];
   const c0: ClientCounters = clientCounters(sessions);
   const before = await ctx.counters();
   const start = performance.now();
-  await Promise.all(
-    sessions.map(async (s) => {
-      const m = new Mutex(s, path);
-      while (granted < total) {
-        const t = performance.now();
-        const h = await m.acquire();
-        waits.push(since(t));
-        granted++;
-        if (++holders !== 1) violations++;
-        await Promise.resolve();
-        holders--;
-        await h.release();
-      }
-      await m.close();
-    }),
-  );
+  const { granted, waits, violations } = await contendLoop(sessions, path, total);
   const seconds = since(start) / 1000;
   const after = await ctx.counters();
   return { granted, seconds, waits, before, after, c0, c1: clientCounters(sessions), violations };

@@ -511,7 +511,7 @@ export class LockDriver {
         // In a long directory our predecessor's release most likely named it (see afterWait):
         // read that instead of the listing.
         const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind);
-        if ((holdsAfter !== undefined && gone.size >= holdsAfter && !inserted) || (this.spec.handoff && nodes.length === 1 && !inserted && view.size >= MARK_MIN_CHILDREN && (await this.handedOver(nodes[0] as QueueNode, giveUp, view)))) {
+        if (!inserted && ((holdsAfter !== undefined && gone.size >= holdsAfter) || (await this.handedOver(nodes, giveUp, view)))) {
           granted = true;
           return this.afterWait(view);
         }
@@ -547,8 +547,13 @@ export class LockDriver {
     return this.making;
   }
 
-  /** Whether `node` left as a holder: its release named it in the directory's data. */
-  private async handedOver(node: QueueNode, giveUp: AbortSignal | undefined, view: { size: number }): Promise<boolean> {
+  /**
+   * Whether the one node we waited on left as a holder: its release named it in the directory's
+   * data. Asked only in a long directory, where such a release leaves the mark (see afterWait).
+   */
+  private async handedOver(nodes: readonly QueueNode[], giveUp: AbortSignal | undefined, view: { size: number }): Promise<boolean> {
+    const node = nodes[0];
+    if (!this.spec.handoff || nodes.length !== 1 || node === undefined || view.size < MARK_MIN_CHILDREN) return false;
     try {
       const { data, stat } = await raceAbort(this.session.getData(this.dir), giveUp);
       view.size = stat.numChildren;
@@ -687,10 +692,10 @@ export class LockDriver {
 
   /**
    * Deletes the node(s) of a grant, like {@link remove}; with `handoff` (one node) and a grant
-   * that asks for it (`withMark`, see {@link HeldNodes.markRelease}), in one transaction with the
-   * mark that tells our successor we held (see {@link LockSpec.handoff}). An uncontended cycle
-   * so stays a plain delete. Only for nodes that were granted: a mark from a node that never held could grant
-   * its successor while others are ahead.
+   * that asks for it (`withMark`, see {@link HeldNodes.markRelease}), in one transaction with
+   * the mark that tells our successor we held (see {@link LockSpec.handoff}). An uncontended
+   * cycle so stays a plain delete. Only for nodes that were granted: a mark from a node that
+   * never held could grant its successor while others are ahead.
    */
   async release(paths: readonly string[], owner: AbortSignal, withMark = true): Promise<boolean> {
     const path = paths[0];

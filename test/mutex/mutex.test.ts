@@ -257,6 +257,29 @@ describe('handoff: a woken waiter learns its predecessor held from one small rea
     assert.deepEqual(await lockNodes(path), []);
   });
 
+  test('a marked release whose reply is lost: retried, it resolves (no NotHeldError), the node is gone and named', async () => {
+    const path = uniquePath('mark-lost-reply');
+    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
+    proxies.push(proxy);
+    const victim = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
+    const [s1] = await sessionsN(1);
+    // A long directory, so that a holder that waited marks its release.
+    await fx.observer.mkdirp(path);
+    await Promise.all(Array.from({ length: MARK_MIN_CHILDREN }, (_, i) => fx.observer.create(`${path}/pad-${i}`)));
+    const first = await new Mutex(s1!, path).acquire();
+    const pending = new Mutex(victim, path).acquire();
+    await queued(path, 2);
+    await first.release();
+    const h = await pending;
+    const lost = proxy.loseReply({ op: 'multi', path: h.path.slice(path.length + 1) });
+    await withTimeout(h.release(), 10000, 'the release settles');
+    await lost;
+    assert.equal(h.isHeld, false);
+    assert.equal(await fx.observer.exists(h.path), null, 'our node is gone');
+    assert.equal((await fx.observer.getData(path)).data.toString(), h.path.slice(path.length + 1), 'the mark names it');
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
   test('a directory the participants may not write: releases delete without the mark, waiters list', async () => {
     const path = uniquePath('no-write');
     // Curator needs only read, create and delete on a lock directory.
