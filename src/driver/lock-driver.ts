@@ -36,10 +36,11 @@ export interface LockSpec {
   readonly dirData?: Buffer;
   /**
    * Only with a predicate under which a holder has nothing ahead of it (`windowPredicate(1)`):
-   * {@link LockDriver.release} leaves the released node's name as the directory's data, in the
-   * deletion's transaction. A waiter whose predecessor went reads that small node instead of
-   * listing the directory: if it names the predecessor, the predecessor held, so nothing is
-   * ahead of us. Not with `dirData` (the directory's data is the recipe's then).
+   * in a long directory ({@link MARK_MIN_CHILDREN}), {@link LockDriver.release} of a grant that
+   * waited leaves the released node's name as the directory's data, in the deletion's
+   * transaction. A waiter whose predecessor went reads that small node instead of listing the
+   * directory: if it names the predecessor, the predecessor held, so nothing is ahead of us.
+   * Not with `dirData` (the directory's data is the recipe's then).
    */
   readonly handoff?: boolean;
 }
