@@ -481,6 +481,8 @@ export class LockDriver {
     };
     // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
     const scope = new AbortController();
+    const events = new WatchEvents();
+    if (ownWatch) events.followOwn(ownWatch);
     let granted = false;
     let first = true; // still on the listing sent with our create
     try {
@@ -497,10 +499,10 @@ export class LockDriver {
         const gone = new Set<string>();
         for (;;) {
           const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope.signal), giveUp);
+          events.follow(watches);
           for (const name of missing) gone.add(name);
           if (missing.length === 0) {
-            const event = await this.nextEvent(watches, giveUp, ownWatch);
-            if (event === undefined) return 'no';
+            const event = await events.next(names, giveUp);
             watches.delete(event.name);
             // Changed, not deleted: watch it again.
             if (event.type !== 'NODE_DELETED') continue;
@@ -623,42 +625,7 @@ export class LockDriver {
     return gone;
   }
 
-  /** The next watch event, or undefined when `giveUp` aborts because of the timeout. */
-  private nextEvent(
-    watches: Map<string, { changed: Promise<WatchEvent> }>,
-    giveUp: AbortSignal | undefined,
-    ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
-  ): Promise<{ name: string; type: WatchEvent['type'] } | undefined> {
-    return new Promise((resolve, reject) => {
-      if (giveUp?.aborted) return reject(giveUp.reason);
-      // Through onAbort: `giveUp` may be a signal many waits share (a recipe's close signal).
-      const cleanup = giveUp ? onAbort(giveUp, (reason) => reject(reason)) : noop;
-      for (const [name, w] of watches) {
-        w.changed.then(
-          (e) => {
-            cleanup();
-            resolve({ name, type: e.type });
-          },
-          (err: unknown) => {
-            cleanup();
-            reject(err);
-          },
-        );
-      }
-      ownWatch
-        ?.then((w) => w.changed)
-        .then(
-          () => {
-            cleanup();
-            reject(new Restart('our node changed or was deleted while waiting'));
-          },
-          (err: unknown) => {
-            cleanup();
-            reject(err);
-          },
-        );
-    });
-  }
+
 
   /**
    * Deletes our nodes, retrying through connection loss until they are gone or their session is
@@ -753,6 +720,79 @@ export class LockDriver {
       if (err instanceof NoNodeError) return [];
       throw err;
     }
+  }
+}
+
+/** A watch event of one wait, or why the wait must end. */
+type Fired = { readonly name: string; readonly type: WatchEvent['type'] } | { readonly error: unknown };
+
+/**
+ * The events of one wait's watches, in the order they fire. Each watch (and our own node's) is
+ * followed once when it is set, not again on every wake-up: a semaphore waiter keeps up to
+ * `maxLeases` watches across its wake-ups, and callbacks added per wake-up would pile up on
+ * them until they fire.
+ *
+ * @internal
+ */
+export class WatchEvents {
+  private readonly fired: Fired[] = [];
+  private wake: (() => void) | undefined;
+  private readonly followed = new WeakSet<object>();
+
+  /** Follows every watch of `watches` not yet followed; an event counts only while its watch is the one in `watches`. */
+  follow(watches: ReadonlyMap<string, { changed: Promise<WatchEvent> }>): void {
+    for (const [name, w] of watches) {
+      if (this.followed.has(w)) continue;
+      this.followed.add(w);
+      w.changed.then(
+        (e) => {
+          if (watches.get(name) === w) this.push({ name, type: e.type });
+        },
+        (error: unknown) => {
+          if (watches.get(name) === w) this.push({ error });
+        },
+      );
+    }
+  }
+
+  /** Follows our own node's watch: any event of it ends the wait (start over). */
+  followOwn(ownWatch: Promise<{ changed: Promise<WatchEvent> }>): void {
+    ownWatch
+      .then((w) => w.changed)
+      .then(
+        () => this.push({ error: new Restart('our node changed or was deleted while waiting') }),
+        (error: unknown) => this.push({ error }),
+      );
+  }
+
+  /** The next event of a name in `names` (others are stale: watches of an earlier window); rejects with `giveUp`'s reason. */
+  async next(names: readonly string[], giveUp: AbortSignal | undefined): Promise<{ name: string; type: WatchEvent['type'] }> {
+    for (;;) {
+      // Given up: no event counts any more, even one that fired first.
+      giveUp?.throwIfAborted();
+      const e = this.fired.shift();
+      if (e === undefined) {
+        await new Promise<void>((resolve, reject) => {
+          if (giveUp?.aborted) return reject(giveUp.reason);
+          // Through onAbort: `giveUp` may be a signal many waits share (a recipe's close signal).
+          const cleanup = giveUp ? onAbort(giveUp, reject) : noop;
+          this.wake = () => {
+            cleanup();
+            resolve();
+          };
+        });
+        continue;
+      }
+      if ('error' in e) throw e.error;
+      if (names.includes(e.name)) return e;
+    }
+  }
+
+  private push(e: Fired): void {
+    this.fired.push(e);
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
   }
 }
 
