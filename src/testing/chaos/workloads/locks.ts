@@ -56,59 +56,66 @@ function backoff(ctx: WorkloadContext): Promise<boolean> {
   return pause(ctx.random.int(50, 300), ctx.stop);
 }
 
+/** Holds: a pause, the check-in, and riding out a suspension, all ending with the lock's signal. */
+async function hold(ctx: WorkloadContext, signal: AbortSignal): Promise<void> {
+  await pause(holdMs(ctx), signal);
+  await checkIn(ctx, signal);
+  await holdThroughSuspension(ctx, signal);
+}
+
+/** Holds what `held` got, then releases it whatever happens. */
+async function holdThenRelease(ctx: WorkloadContext, held: { handle: LockHandle; belief: Belief }): Promise<void> {
+  try {
+    await hold(ctx, held.handle.signal);
+  } finally {
+    await release(held);
+  }
+}
+
+/**
+ * Runs rounds until the workload stops, then closes the recipe: `round` returns whether it got
+ * the lock; a round that did not backs off, one that did pauses a little before the next.
+ */
+async function rounds(ctx: WorkloadContext, recipe: { close(): Promise<void> }, round: (attempt: string) => Promise<boolean>): Promise<void> {
+  try {
+    for (let i = 0; !ctx.stop.aborted; i++) {
+      if (await round(`${ctx.name}-${i}`)) await pause(ctx.random.int(0, 100), ctx.stop);
+      else await backoff(ctx);
+    }
+  } finally {
+    await recipe.close();
+  }
+}
+
 /** Mutex: increment the counter under the lock (handle.multi), write the fenced register, hold. */
 export async function mutexWorkload(ctx: WorkloadContext): Promise<void> {
   const mutex = new Mutex(ctx.session, ctx.spec.path, { participantId: ctx.name });
   const seq = { n: 0 };
-  try {
-    for (let i = 0; !ctx.stop.aborted; i++) {
-      const attempt = `${ctx.name}-${i}`;
-      const held = await acquire(ctx, attempt, 1, 'exclusive', () => mutex.acquire({ timeoutMs: 8000, signal: ctx.stop }));
-      if (!held) {
-        await backoff(ctx);
-        continue;
-      }
-      try {
-        await incrementAndFence(ctx, attempt, held.handle, held.belief, seq).catch(() => undefined);
-        await pause(holdMs(ctx), held.handle.signal);
-        await checkIn(ctx, held.handle.signal);
-        await holdThroughSuspension(ctx, held.handle.signal);
-        await fenceAgain(ctx, held.handle.fencingToken, held.belief, seq);
-      } finally {
-        await release(held);
-      }
-      await pause(ctx.random.int(0, 100), ctx.stop);
+  await rounds(ctx, mutex, async (attempt) => {
+    const held = await acquire(ctx, attempt, 1, 'exclusive', () => mutex.acquire({ timeoutMs: 8000, signal: ctx.stop }));
+    if (!held) return false;
+    try {
+      await incrementAndFence(ctx, attempt, held.handle, held.belief, seq).catch(() => undefined);
+      await hold(ctx, held.handle.signal);
+      await fenceAgain(ctx, held.handle.fencingToken, held.belief, seq);
+    } finally {
+      await release(held);
     }
-  } finally {
-    await mutex.close();
-  }
+    return true;
+  });
 }
 
 /** Semaphore: one or (sometimes) two leases at a time. */
 export async function semaphoreWorkload(ctx: WorkloadContext): Promise<void> {
   const max = ctx.spec.maxLeases;
   const sem = new Semaphore(ctx.session, ctx.spec.path, { maxLeases: max, participantId: ctx.name });
-  try {
-    for (let i = 0; !ctx.stop.aborted; i++) {
-      const attempt = `${ctx.name}-${i}`;
-      const leases = max >= 2 && ctx.random.chance(0.3) ? 2 : 1;
-      const held = await acquire(ctx, attempt, leases, 'lease', () => sem.acquire(leases, { timeoutMs: 8000, signal: ctx.stop }));
-      if (!held) {
-        await backoff(ctx);
-        continue;
-      }
-      try {
-        await pause(holdMs(ctx), held.handle.signal);
-        await checkIn(ctx, held.handle.signal);
-        await holdThroughSuspension(ctx, held.handle.signal);
-      } finally {
-        await release(held);
-      }
-      await pause(ctx.random.int(0, 100), ctx.stop);
-    }
-  } finally {
-    await sem.close();
-  }
+  await rounds(ctx, sem, async (attempt) => {
+    const leases = max >= 2 && ctx.random.chance(0.3) ? 2 : 1;
+    const held = await acquire(ctx, attempt, leases, 'lease', () => sem.acquire(leases, { timeoutMs: 8000, signal: ctx.stop }));
+    if (!held) return false;
+    await holdThenRelease(ctx, held);
+    return true;
+  });
 }
 
 /** Read-write lock: readers, writers (counter under the write lock), and downgrades. */
@@ -116,55 +123,28 @@ export async function rwlockWorkload(ctx: WorkloadContext): Promise<void> {
   const rw = new ReadWriteLock(ctx.session, ctx.spec.path, { participantId: ctx.name });
   const seq = { n: 0 };
   const opts = { timeoutMs: 8000, signal: ctx.stop };
-  try {
-    for (let i = 0; !ctx.stop.aborted; i++) {
-      const attempt = `${ctx.name}-${i}`;
-      if (ctx.random.chance(0.6)) {
-        const read = await acquire(ctx, attempt, 1, 'read', () => rw.readLock().acquire(opts));
-        if (!read) {
-          await backoff(ctx);
-          continue;
-        }
-        try {
-          await pause(holdMs(ctx), read.handle.signal);
-          await checkIn(ctx, read.handle.signal);
-          await holdThroughSuspension(ctx, read.handle.signal);
-        } finally {
-          await release(read);
-        }
-      } else {
-        const write = await acquire(ctx, attempt, 1, 'write', () => rw.writeLock().acquire(opts));
-        if (!write) {
-          await backoff(ctx);
-          continue;
-        }
-        let read: { handle: LockHandle; belief: Belief } | null = null;
-        try {
-          await incrementAndFence(ctx, attempt, write.handle, write.belief, seq).catch(() => undefined);
-          await pause(holdMs(ctx), write.handle.signal);
-          await checkIn(ctx, write.handle.signal);
-          await holdThroughSuspension(ctx, write.handle.signal);
-          await fenceAgain(ctx, write.handle.fencingToken, write.belief, seq);
-          // Downgrade: take the read lock while holding the write lock, then let the write go.
-          if (ctx.random.chance(0.5) && write.belief.active) {
-            read = await acquire(ctx, `${attempt}-d`, 1, 'read', () => rw.readLock().acquire(opts), attempt);
-          }
-        } finally {
-          await release(write);
-        }
-        if (read) {
-          try {
-            await pause(holdMs(ctx), read.handle.signal);
-            await checkIn(ctx, read.handle.signal);
-            await holdThroughSuspension(ctx, read.handle.signal);
-          } finally {
-            await release(read);
-          }
-        }
-      }
-      await pause(ctx.random.int(0, 100), ctx.stop);
+  await rounds(ctx, rw, async (attempt) => {
+    if (ctx.random.chance(0.6)) {
+      const read = await acquire(ctx, attempt, 1, 'read', () => rw.readLock().acquire(opts));
+      if (!read) return false;
+      await holdThenRelease(ctx, read);
+      return true;
     }
-  } finally {
-    await rw.close();
-  }
+    const write = await acquire(ctx, attempt, 1, 'write', () => rw.writeLock().acquire(opts));
+    if (!write) return false;
+    let read: { handle: LockHandle; belief: Belief } | null = null;
+    try {
+      await incrementAndFence(ctx, attempt, write.handle, write.belief, seq).catch(() => undefined);
+      await hold(ctx, write.handle.signal);
+      await fenceAgain(ctx, write.handle.fencingToken, write.belief, seq);
+      // Downgrade: take the read lock while holding the write lock, then let the write go.
+      if (ctx.random.chance(0.5) && write.belief.active) {
+        read = await acquire(ctx, `${attempt}-d`, 1, 'read', () => rw.readLock().acquire(opts), attempt);
+      }
+    } finally {
+      await release(write);
+    }
+    if (read) await holdThenRelease(ctx, read);
+    return true;
+  });
 }
