@@ -462,32 +462,21 @@ const leaderRows: Row[] = [
   },
   { name: 'latch: participants() on a closed session', call: (c) => new LeaderLatch(c.closed, c.path).participants(), expect: ClosedError },
   { name: 'latch: leader() on a refusing server', call: (c) => new LeaderLatch(c.refusing, c.path).leader(), expect: ConnectionLossError },
-  {
-    name: 'latch: awaitLeadership({ timeoutMs: 500 }) on a refusing server',
-    call: async (c) => {
-      const l = new LeaderLatch(c.refusing, c.path);
-      l.start();
-      try {
-        await l.awaitLeadership({ timeoutMs: 500 });
-      } finally {
-        await l.close();
-      }
-    },
-    expect: LockTimeoutError,
-  },
-  {
-    name: 'latch: awaitLeadership({ timeoutMs: 500 }) on an unreachable server',
-    call: async (c) => {
-      const l = new LeaderLatch(c.unreachable, c.path);
-      l.start();
-      try {
-        await l.awaitLeadership({ timeoutMs: 500 });
-      } finally {
-        await l.close();
-      }
-    },
-    expect: LockTimeoutError,
-  },
+  ...(['refusing', 'unreachable'] as const).map(
+    (server): Row => ({
+      name: `latch: awaitLeadership({ timeoutMs: 500 }) on ${server === 'refusing' ? 'a refusing' : 'an unreachable'} server`,
+      call: async (c) => {
+        const l = new LeaderLatch(c[server], c.path);
+        l.start();
+        try {
+          await l.awaitLeadership({ timeoutMs: 500 });
+        } finally {
+          await l.close();
+        }
+      },
+      expect: LockTimeoutError,
+    }),
+  ),
   ...['x', null, 42].map((fn): Row => ({ name: `selector: run(${show(fn)})`, call: (c) => new LeaderSelector(c.s, c.path).run(fn as never), expect: IA })),
   ...BAD_OPTIONS.map((o): Row => ({ name: `selector: run(fn, ${show(o)})`, call: (c) => new LeaderSelector(c.s, c.path).run(() => 1, o as never), expect: IA })),
   ...BAD_BOOLEANS.map((v): Row => ({ name: `selector: run(fn, { requeue: ${show(v)} })`, call: (c) => new LeaderSelector(c.s, c.path).run(() => 1, { requeue: v as boolean }), expect: IA })),

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ClosedError, QueueLayoutError } from '../../src/errors.js';
-import { DistributedQueue, type Delivery } from '../../src/index.js';
+import { DistributedQueue, type Delivery, type ZkSession } from '../../src/index.js';
 import { BUCKET_CAPACITY, itemSeq } from '../../src/queue/layout.js';
-import { waitFor, withTimeout } from '../../src/testing/index.js';
+import { waitFor, withTimeout, type ChaosProxy } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
 import { childrenOf, deferred, itemData, itemPaths, noop, text } from './support.js';
 
@@ -37,6 +37,15 @@ async function drain(dir: string): Promise<void> {
 }
 
 const seqOf = (p: string): number | undefined => itemSeq(p.slice(p.lastIndexOf('/') + 1));
+
+/** One item put on `path` by another session, and a queue whose session's only route is a proxy. */
+async function oneItemBehindProxy(path: string): Promise<{ proxy: ChaosProxy; cs: ZkSession; q: DistributedQueue }> {
+  const proxy = await fx.proxy();
+  const cs = await fx.pool.connect(proxy.connectString);
+  const [ps] = await fx.sessionsN(1);
+  await new DistributedQueue(ps!, path).put('X');
+  return { proxy, cs, q: new DistributedQueue(cs, path) };
+}
 
 describe('exactly-once puts', () => {
   test('a put whose reply is lost, and whose item a consumer takes before the producer is back: the put resolves, no second item', async () => {
@@ -194,11 +203,7 @@ describe('deadlines', () => {
 describe('at-least-once: no claim is stranded', () => {
   test('a claim whose reply is lost is recovered by owner: the item is handled in the same session, nothing is left', async () => {
     const path = uniquePath('claim-lost');
-    const proxy = await fx.proxy();
-    const cs = await fx.pool.connect(proxy.connectString);
-    const [ps] = await fx.sessionsN(1);
-    await new DistributedQueue(ps!, path).put('X');
-    const q = new DistributedQueue(cs, path);
+    const { proxy, cs, q } = await oneItemBehindProxy(path);
     const sessionId = cs.sessionId;
 
     const lost = proxy.loseReply({ op: 'multi', path: `${path}/claims/` });
@@ -228,11 +233,7 @@ describe('at-least-once: no claim is stranded', () => {
 
   test('an acknowledgement lost on the way (never applied) is retried until applied: item and claim go', async () => {
     const path = uniquePath('ack-lost');
-    const proxy = await fx.proxy();
-    const cs = await fx.pool.connect(proxy.connectString);
-    const [ps] = await fx.sessionsN(1);
-    await new DistributedQueue(ps!, path).put('X');
-    const q = new DistributedQueue(cs, path);
+    const { proxy, cs, q } = await oneItemBehindProxy(path);
     const before = cs.counters.multi;
     let calls = 0;
     const stop = new AbortController();
@@ -263,11 +264,7 @@ describe('at-least-once: no claim is stranded', () => {
 
   test('a release lost on the way (never applied) is retried: the item is delivered again and acknowledged', async () => {
     const path = uniquePath('release-lost');
-    const proxy = await fx.proxy();
-    const cs = await fx.pool.connect(proxy.connectString);
-    const [ps] = await fx.sessionsN(1);
-    await new DistributedQueue(ps!, path).put('X');
-    const q = new DistributedQueue(cs, path);
+    const { proxy, cs, q } = await oneItemBehindProxy(path);
     const before = cs.counters.multi;
     const deliveries: number[] = [];
     const stop = new AbortController();
