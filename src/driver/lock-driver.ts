@@ -13,6 +13,7 @@ import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NoA
 import { Background, raceAbort, within } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
 import { graceFor } from './grace.js';
+import { heads } from './heads.js';
 import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
 
@@ -124,11 +125,29 @@ interface Listing {
   stat: Stat;
 }
 
+/** A node waited on, and its place in the listing it was chosen from. */
+interface Watched extends QueueNode {
+  readonly pos: number;
+}
+
 /** What a waiter keeps of a listing: the nodes it waits on, and when their deletion promotes it. */
 interface Waiting {
-  readonly nodes: readonly QueueNode[];
+  readonly nodes: readonly Watched[];
   readonly holdsAfter: number | undefined;
+  /** How many nodes were ahead of ours in that listing. */
+  readonly ahead: number;
 }
+
+/** What the last listing (or mark) showed. */
+interface View {
+  /** Children in the directory. */
+  size: number;
+  /** Nothing was ahead of our node. */
+  head: boolean;
+}
+
+/** How a wait ended: not granted (a try-once), or granted (and whether we are the head). */
+type Turn = 'no' | { readonly release: 'plain' | 'mark'; readonly head: boolean };
 
 /** Our node vanished while we waited (deleted by someone, or the session went): start over. */
 class Restart extends Error {}
@@ -274,14 +293,17 @@ export class LockDriver {
     // Delete first: the deletion fires our own watch, so no watch removal is needed.
     const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own?.abort(why));
     try {
-      const granted = await this.waitForTurn(entered, count, req, giveUp, ownWatch);
-      if (granted === 'no') {
+      const turn = await this.waitForTurn(entered, count, req, giveUp, ownWatch);
+      if (turn === 'no') {
         await letGo();
         return null;
       }
       if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
-      return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own, markRelease: granted === 'mark' };
+      // Before anyone can see our node go: a successor of this process that is told of its
+      // deletion then holds without a listing.
+      if (turn.head) heads.record(paths[0] as string, entered.ownerSignal);
+      return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own, markRelease: turn.release === 'mark' };
     } catch (err) {
       await letGo(err);
       throw err;
@@ -371,6 +393,9 @@ export class LockDriver {
         sessionSignal = this.session.signal;
         if (this.session.sessionId !== place.sessionId || sessionSignal.aborted) throw placeLost(place, `its session 0x${place.sessionId.toString(16)} ended`);
         sent = true;
+        // Our node joins ahead of `place`'s successors: none of them may take `place`'s
+        // deletion for a handoff from a head any more.
+        heads.forget(place.path);
         const created = this.session.multi([
           { type: 'check', path: place.path },
           { type: 'create', path, mode: 'EPHEMERAL', data: req.data },
@@ -460,7 +485,9 @@ export class LockDriver {
    * go for it to hold (`holdsAfter`): nodes only ever leave the part of the queue ahead of ours,
    * so by the predicate's monotonicity that grant is safe without another listing (a mutex
    * waiter whose predecessor was the head takes the lock on one notification, with no read);
-   * any other deletion lists again. So a waiter's memory does not grow with the queue.
+   * so is a grant on the deletion of a node this process knew was the head (the predicates'
+   * head rule, `heads.ts`); any other deletion lists again. So a waiter's memory does not grow
+   * with the queue.
    */
   private async waitForTurn(
     entered: Entered,
@@ -468,11 +495,11 @@ export class LockDriver {
     req: AcquireRequest,
     giveUp: AbortSignal | undefined,
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
-  ): Promise<'no' | 'plain' | 'mark'> {
+  ): Promise<Turn> {
     const ours = entered.names[0] as string;
     // Listings are read only in the helpers below: a suspended async function keeps every value
     // it ever awaited in its registers, and this one waits long.
-    const view = { size: 0 }; // children in the directory, when last seen
+    const view: View = { size: 0, head: false };
     let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
     const watches = new Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>();
     const dropWatch = (name: string): void => {
@@ -489,7 +516,7 @@ export class LockDriver {
       for (;;) {
         if (waiting === undefined) {
           granted = true;
-          return first ? 'plain' : this.afterWait(view);
+          return { release: first ? 'plain' : this.afterWait(view), head: view.head };
         }
         if (req.timeoutMs === 0) return 'no';
         first = false;
@@ -510,13 +537,15 @@ export class LockDriver {
           }
           break;
         }
-        // A removed node's holder may have inserted one in its place (a downgrade): list first.
+        // A removed node's holder may have inserted one in its place (a downgrade): list first,
+        // unless it was a head of ours, which forgets that fact before any insertion.
+        const known = new Set(nodes.filter((n) => gone.has(n.name) && heads.knows(joinPath(this.dir, n.name))).map((n) => n.name));
+        const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
         // In a long directory our predecessor's release most likely named it (see afterWait):
         // read that instead of the listing.
-        const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind);
-        if (!inserted && ((holdsAfter !== undefined && gone.size >= holdsAfter) || (await this.handedOver(nodes, giveUp, view)))) {
+        if (!inserted && ((holdsAfter !== undefined && gone.size >= holdsAfter) || known.size > 0 || (await this.handedOver(nodes, giveUp, view, known)))) {
           granted = true;
-          return this.afterWait(view);
+          return { release: this.afterWait(view), head: headAfter(waiting, gone, known) };
         }
         // Others ahead may have left unseen (we only watch a few): one listing beats probing
         // them one by one.
@@ -533,13 +562,13 @@ export class LockDriver {
   }
 
   /** The decision on the listing sent with our create (after the recipe's `onListing` check). */
-  private async firstDecision(entered: Entered, ours: string, count: number, req: AcquireRequest, giveUp: AbortSignal | undefined, view: { size: number }): Promise<Waiting | undefined> {
+  private async firstDecision(entered: Entered, ours: string, count: number, req: AcquireRequest, giveUp: AbortSignal | undefined, view: View): Promise<Waiting | undefined> {
     const listing = entered.listing as Promise<Listing>;
     entered.listing = undefined;
     const { children, stat } = await raceAbort(listing, giveUp);
     view.size = children.length;
     await raceAbort(Promise.resolve(req.onListing?.(stat, children)), giveUp);
-    return this.decide(children, ours, count);
+    return this.decide(children, ours, count, view);
   }
 
   /** Creates the directory; acquisitions that found it missing at once share one mkdirp. */
@@ -553,14 +582,17 @@ export class LockDriver {
   /**
    * Whether the one node we waited on left as a holder: its release named it in the directory's
    * data. Asked only in a long directory, where such a release leaves the mark (see afterWait).
+   * A holder had nothing ahead of it: on a yes, `known` gets the node (a head gone).
    */
-  private async handedOver(nodes: readonly QueueNode[], giveUp: AbortSignal | undefined, view: { size: number }): Promise<boolean> {
+  private async handedOver(nodes: readonly QueueNode[], giveUp: AbortSignal | undefined, view: View, known: Set<string>): Promise<boolean> {
     const node = nodes[0];
     if (!this.spec.handoff || nodes.length !== 1 || node === undefined || view.size < MARK_MIN_CHILDREN) return false;
     try {
       const { data, stat } = await raceAbort(this.session.getData(this.dir), giveUp);
       view.size = stat.numChildren;
-      return data.length === Buffer.byteLength(node.name) && data.toString('utf8') === node.name;
+      const held = data.length === Buffer.byteLength(node.name) && data.toString('utf8') === node.name;
+      if (held) known.add(node.name);
+      return held;
     } catch (err) {
       if (err instanceof NoNodeError) return false;
       throw err;
@@ -568,30 +600,32 @@ export class LockDriver {
   }
 
   /** How a grant after a wait is released: see {@link HeldNodes.markRelease}. */
-  private afterWait(view: { size: number }): 'plain' | 'mark' {
+  private afterWait(view: View): 'plain' | 'mark' {
     return this.spec.handoff && view.size >= MARK_MIN_CHILDREN ? 'mark' : 'plain';
   }
 
   /** The decision on a fresh listing. */
-  private async relist(ours: string, count: number, giveUp: AbortSignal | undefined, view: { size: number }): Promise<Waiting | undefined> {
+  private async relist(ours: string, count: number, giveUp: AbortSignal | undefined, view: View): Promise<Waiting | undefined> {
     const { children } = await raceAbort(this.session.getChildren(this.dir), giveUp);
     view.size = children.length;
-    return this.decide(children, ours, count);
+    return this.decide(children, ours, count, view);
   }
 
   /** The predicate on a listing: undefined when we hold, else what to wait on. */
-  private decide(children: readonly string[], ours: string, count: number): Waiting | undefined {
+  private decide(children: readonly string[], ours: string, count: number, view: View): Waiting | undefined {
     const queue = sortChildren(children, this.spec.kinds);
     const index = queue.findIndex((n) => n.name === ours);
     if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
+    view.head = index === 0;
     const decision = this.spec.predicate(queue, index, count);
     if (decision.hold) return undefined;
     // Copies: a name sliced from the listing would keep the whole reply alive.
     const nodes = decision.waitOn.map((name) => {
-      const n = queue.find((q) => q.name === name) as QueueNode;
-      return { name: copy(n.name), kind: n.kind, seq: n.seq, uuid: n.uuid === undefined ? undefined : copy(n.uuid) };
+      const pos = queue.findIndex((q) => q.name === name);
+      const n = queue[pos] as QueueNode;
+      return { name: copy(n.name), kind: n.kind, seq: n.seq, uuid: n.uuid === undefined ? undefined : copy(n.uuid), pos };
     });
-    return { nodes, holdsAfter: decision.holdsAfter };
+    return { nodes, holdsAfter: decision.holdsAfter, ahead: index };
   }
 
   /**
@@ -636,27 +670,30 @@ export class LockDriver {
   async remove(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
     let all = true;
     for (const path of paths) {
-      for (;;) {
-        if (owner.aborted || this.session.closed) {
-          all = false;
-          break;
-        }
-        try {
-          // Raced: a retry after the session ended would go to the next session, and wait for it.
-          await raceAbort(this.session.delete(path), owner);
-          break;
-        } catch (err) {
-          if (owner.aborted || err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) {
-            all = false;
-            break;
-          }
-          if (!(err instanceof ConnectionLossError)) throw err;
-          await this.session.waitConnected({ signal: owner }).catch(noop);
-        }
+      try {
+        all = (await this.removeOne(path, owner)) && all;
+      } finally {
+        heads.released(path);
       }
     }
     return all;
   }
+
+  private async removeOne(path: string, owner: AbortSignal): Promise<boolean> {
+    for (;;) {
+      if (owner.aborted || this.session.closed) return false;
+      try {
+        // Raced: a retry after the session ended would go to the next session, and wait for it.
+        await raceAbort(this.session.delete(path), owner);
+        return true;
+      } catch (err) {
+        if (owner.aborted || err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) return false;
+        if (!(err instanceof ConnectionLossError)) throw err;
+        await this.session.waitConnected({ signal: owner }).catch(noop);
+      }
+    }
+  }
+
 
   /**
    * Deletes the node(s) of a grant, like {@link remove}; with `handoff` (one node) and a grant
@@ -668,6 +705,14 @@ export class LockDriver {
   async release(paths: readonly string[], owner: AbortSignal, withMark = true): Promise<boolean> {
     const path = paths[0];
     if (!this.marks || !withMark || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
+    try {
+      return await this.releaseMarked(path, owner);
+    } finally {
+      heads.released(path);
+    }
+  }
+
+  private async releaseMarked(path: string, owner: AbortSignal): Promise<boolean> {
     const mark = Buffer.from(path.slice(this.dir.length + 1), 'utf8');
     let sent = false;
     for (;;) {
@@ -682,7 +727,7 @@ export class LockDriver {
         // more): release without the mark, here and from now on; waiters then list.
         if (err instanceof NoAuthError && err.opIndex === 1) {
           this.marks = false;
-          return this.remove(paths, owner);
+          return this.remove([path], owner);
         }
         if (owner.aborted || err instanceof SessionExpiredError || err instanceof ClosedError) return false;
         if (!(err instanceof ConnectionLossError)) throw err;
@@ -794,6 +839,17 @@ export class WatchEvents {
     this.wake = undefined;
     wake?.();
   }
+}
+
+/**
+ * Whether a grant after these deletions leaves nothing ahead of us: every node that stood
+ * between us and the head of the listing, or a head among `known`, is among those watched and
+ * gone (nodes never join ahead of ours).
+ */
+function headAfter(waiting: Waiting, gone: ReadonlySet<string>, known: ReadonlySet<string>): boolean {
+  const goneAfter = (pos: number): number => waiting.nodes.filter((n) => n.pos > pos && gone.has(n.name)).length;
+  if (goneAfter(-1) === waiting.ahead) return true;
+  return waiting.nodes.some((n) => known.has(n.name) && goneAfter(n.pos) === waiting.ahead - n.pos - 1);
 }
 
 function placeLost(place: InPlaceOf, why: string, cause?: unknown): LockLostError {

@@ -37,7 +37,10 @@ export type Decision = Hold | WaitOn;
  * Decides for the participant whose `count` adjacent nodes start at `index` of `queue` (sorted,
  * filtered). Must be monotone: if it holds with some predecessors, it holds with any subset of
  * them, because the driver grants on `holdsAfter` deletions among the watched nodes without
- * listing again (it keeps nothing else of the listing).
+ * listing again (it keeps nothing else of the listing). And it must keep the head rule: once a
+ * node it waits on is gone, having been the head of the queue (nothing ahead of it), it holds
+ * whatever else between that node and ours is still there, because the driver grants then too
+ * (when this process knows that node was the head, see `heads.ts`).
  */
 export type Predicate = (queue: readonly QueueNode[], index: number, count: number) => Decision;
 

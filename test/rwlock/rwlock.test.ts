@@ -185,6 +185,29 @@ describe('fairness and lock conversion', () => {
     assert.deepEqual(await lockNodes(path), []);
   });
 
+  test('a writer and then a reader behind writers granted in this process take the lock on the notification, with no read', async () => {
+    const path = uniquePath('head-handoff');
+    const [s1, s2, s3] = await sessionsN(3);
+    const locks = [s1!, s2!, s3!].map((s) => new ReadWriteLock(s, path));
+    const w1 = await locks[0]!.writeLock().acquire();
+    const w2 = locks[1]!.writeLock().acquire();
+    await queued(path, 2);
+    const r3 = locks[2]!.readLock().acquire();
+    await queued(path, 3);
+    await waitFor(() => s2!.counters.getData >= 1 && s3!.counters.getData >= 1, { timeoutMs: 5000, message: 'both watch their node' });
+    const reads = (s: ZkSession): number => s.counters.getChildren + s.counters.getData + s.counters.exists;
+    const before = [reads(s2!), reads(s3!)];
+    await w1.release();
+    const w2h = await withTimeout(w2, 5000, 'W2 granted');
+    // R3 waits on W2 (the nearest writer ahead): W2 was granted, so nothing is ahead of it.
+    await w2h.release();
+    const r3h = await withTimeout(r3, 5000, 'R3 granted');
+    assert.deepEqual([reads(s2!), reads(s3!)], before, 'no read by either');
+    await r3h.release();
+    await Promise.all(locks.map((l) => l.close()));
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
   test('downgrade: the read lock takes the write node\'s place, so a queued writer stays out until it is released', async () => {
     const path = uniquePath('downgrade');
     const [s1, s2] = await sessionsN(2);

@@ -1,7 +1,7 @@
 // Node names and predicates without a server: child listings as plain tables of names
 // (Curator-, kazoo- and foreign names), sequence order across the 32-bit wrap, the window
-// predicate of mutexes and semaphores, the read/write predicates, and the monotonicity the driver
-// relies on when it re-evaluates a snapshot minus the deletions it was told of.
+// predicate of mutexes and semaphores, the read/write predicates, and the monotonicity and head
+// rule the driver relies on when it grants on a snapshot minus the deletions it was told of.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { compareSeq, parseNode, sortChildren, type QueueNode, formatSeq } from '../../src/driver/names.js';
@@ -242,7 +242,9 @@ describe('monotonicity (checked exhaustively for small queues)', () => {
   // Nodes only ever leave the part of the queue ahead of ours, so it must hold that:
   // (1) a predicate that holds keeps holding when any nodes before ours are removed;
   // (2) a waiter's nodes to wait on are all before ours, non-empty, and while every one of them
-  //     exists, removing any other nodes before ours never makes it hold (no missed wakeup).
+  //     exists, removing any other nodes before ours never makes it hold (no missed wakeup);
+  // (3) a waiter holds once a node it waits on is gone with everything ahead of it (the head
+  //     rule: the driver grants on the deletion of a node this process knew was the head).
   const cases: readonly (readonly [string, Predicate, readonly string[], number])[] = [
     ['mutex', windowPredicate(1), ['lock-'], 1],
     ['semaphore 2', windowPredicate(2), ['lock-'], 2],
@@ -281,6 +283,14 @@ describe('monotonicity (checked exhaustively for small queues)', () => {
               else if (d.holdsAfter !== undefined && d.waitOn.filter((name) => !kept.some((n) => n.name === name)).length >= d.holdsAfter) {
                 // The driver grants on holdsAfter deletions among the watched nodes, listing nothing.
                 assert.equal(d2.hold, true, `${what}: holdsAfter ${d.holdsAfter} of the watched nodes gone, yet not held`);
+              }
+              if (!d.hold) {
+                // The head rule: a watched node gone having been the head (nothing ahead of it
+                // left) grants, whatever else between it and ours is still there.
+                for (const name of d.waitOn) {
+                  const pos = full.findIndex((n) => n.name === name);
+                  if ((mask & ((1 << (pos + 1)) - 1)) === 0) assert.equal(d2.hold, true, `${what}: ${name} gone as the head, yet not held`);
+                }
               }
               if (!d.hold) {
                 // holdsAfter is exact when only watched nodes go: no grant is left to a listing that could be saved.

@@ -1,0 +1,90 @@
+/**
+ * What this process knows about its own lock nodes: which of them were, at some moment, the
+ * head of their queue (nothing of any ordering kind ahead of them). Such a fact never turns
+ * false: nodes never join a queue ahead of existing ones (sequence numbers only grow), so once
+ * nothing is ahead of a node, nothing ever is again; the one exception, a holder putting a node
+ * in its own place (a read-write lock downgrade), {@link HeadFacts.forget}s its fact before it
+ * does so. A waiter in this process whose watched node was such a head and is gone holds (the
+ * predicates' head rule) without listing the directory: a handoff between two sessions of one
+ * process costs no read.
+ *
+ * Keys are full paths; our node names carry a fresh random uuid each, so a path names one node
+ * of one ensemble (another ensemble, or another chroot, simply finds no fact: it lists, as
+ * always). Facts are only memory: a held node's fact stays while its session lives, a released
+ * node's for one to two rotations (the successor's notification comes within milliseconds; a
+ * later one finds no fact and lists).
+ *
+ * @module
+ */
+/** How often released facts age (a fact lives one to two of these after its release). */
+export const HEAD_FACT_ROTATE_MS = 5000;
+
+/**
+ * The facts, with their lifetimes.
+ *
+ * @internal
+ */
+export class HeadFacts {
+  /** Nodes still held (or not yet released), with their session's signal. */
+  private readonly live = new Map<string, AbortSignal>();
+  private recent = new Set<string>();
+  private old = new Set<string>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly rotateMs = HEAD_FACT_ROTATE_MS) {}
+
+  /** `path` (ours, of the session behind `session`) has nothing ahead of it. */
+  record(path: string, session: AbortSignal): void {
+    this.live.set(path, session);
+    this.timer ??= setInterval(() => this.rotate(), this.rotateMs).unref();
+  }
+
+  /** `path`'s node was deleted (or its deletion ended): keep the fact a little longer. */
+  released(path: string): void {
+    if (this.live.delete(path)) this.recent.add(path);
+  }
+
+  /** `path`'s holder is about to put a node in its place: the fact no longer covers its successors. */
+  forget(path: string): void {
+    this.live.delete(path);
+    this.recent.delete(path);
+    this.old.delete(path);
+    this.stopIfEmpty();
+  }
+
+  /** Whether `path` was known to be the head of its queue (at some moment, by this process). */
+  knows(path: string): boolean {
+    return this.live.has(path) || this.recent.has(path) || this.old.has(path);
+  }
+
+  /** How many facts are kept (tests). */
+  get size(): number {
+    return this.live.size + this.recent.size + this.old.size;
+  }
+
+  /** Whether the rotation timer runs (tests: only while facts are kept). */
+  get rotating(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Ages released facts; those of nodes whose session ended count as released. */
+  rotate(): void {
+    this.old = this.recent;
+    this.recent = new Set();
+    for (const [path, session] of this.live) {
+      if (!session.aborted) continue;
+      this.live.delete(path);
+      this.recent.add(path);
+    }
+    this.stopIfEmpty();
+  }
+
+  private stopIfEmpty(): void {
+    if (this.size > 0 || this.timer === undefined) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** The process's facts, shared by every driver (a handoff between sessions of one process). */
+export const heads = new HeadFacts();
