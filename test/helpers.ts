@@ -63,6 +63,18 @@ export function recordStates(session: ZkSession): ConnectionState[] {
   return seen;
 }
 
+let apart = 0;
+
+/**
+ * `connectString` spelled anew on each call (the server named a different number of times): a
+ * process shares what it knows of its lock nodes only between sessions of one connect string,
+ * so a session connected with this acts as if in a process of its own (it watches the nodes of
+ * the others on the server, and lists).
+ */
+export function apartConnectString(connectString: string): string {
+  return Array.from({ length: 2 + apart++ }, () => connectString).join(',');
+}
+
 /**
  * The usual setup of an integration test file: one standalone server started in `before`, an
  * observer session that lists and checks (and takes no part), and everything closed in `after`.
@@ -94,6 +106,11 @@ export class ServerFixture {
   /** `n` sessions to the server (closed in `after`). */
   sessionsN(n: number, options: SessionOptions = {}): Promise<ZkSession[]> {
     return Promise.all(Array.from({ length: n }, () => this.pool.connect(this.server.connectString, options)));
+  }
+
+  /** `n` sessions to the server, each as if in a process of its own (see {@link apartConnectString}). */
+  sessionsApart(n: number, options: SessionOptions = {}): Promise<ZkSession[]> {
+    return Promise.all(Array.from({ length: n }, () => this.pool.connect(apartConnectString(this.server.connectString), options)));
   }
 
   /** Waits until `session` has no data watch left on the server under `under` (wchc). */

@@ -8,9 +8,9 @@
  * predicates' head rule) without listing the directory: a handoff between two sessions of one
  * process costs no read.
  *
- * Keys are full paths; our node names carry a fresh random uuid each, so a path names one node
- * of one ensemble (another ensemble, or another chroot, simply finds no fact: it lists, as
- * always). Facts are only memory: a held node's fact stays while its session lives, a released
+ * Keys name a node as the driver does (connect string and path); our node names carry a fresh
+ * random uuid each, so a key names one node of one ensemble (the same node through another
+ * connect string simply finds no fact: it lists, as always). Facts are only memory: a held node's fact stays while its session lives, a released
  * node's for one to two rotations (the successor's notification comes within milliseconds; a
  * later one finds no fact and lists).
  *
@@ -25,7 +25,7 @@ export const HEAD_FACT_ROTATE_MS = 5000;
  * @internal
  */
 export class HeadFacts {
-  /** Nodes still held (or not yet released), with their session's signal. */
+  /** Nodes still held (or not yet released), with their session's signal; keys as the driver names nodes. */
   private readonly live = new Map<string, AbortSignal>();
   private recent = new Set<string>();
   private old = new Set<string>();

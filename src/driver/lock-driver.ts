@@ -14,6 +14,7 @@ import { Background, raceAbort, within } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
 import { graceFor } from './grace.js';
 import { heads } from './heads.js';
+import { localNodes } from './local-nodes.js';
 import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
 
@@ -148,6 +149,13 @@ interface View {
 
 /** How a wait ended: not granted (a try-once), or granted (and whether we are the head). */
 type Turn = 'no' | { readonly release: 'plain' | 'mark'; readonly head: boolean };
+
+/** A watch of one waited-on node: a server watch, or (`local`) a node of this process followed here. */
+interface WatchRecord {
+  readonly abort: AbortController;
+  readonly changed: Promise<WatchEvent>;
+  readonly local: boolean;
+}
 
 /** Our node vanished while we waited (deleted by someone, or the session went): start over. */
 class Restart extends Error {}
@@ -285,6 +293,8 @@ export class LockDriver {
       await this.abandon(paths, entered.ownerSignal);
       throw new Restart(`our node ${paths[0]} belongs to session 0x${entered.owner.toString(16)}, not the current one`);
     }
+    // Waiters of this process follow our nodes here, without a server watch.
+    for (const path of paths) localNodes.add(this.key(path), entered.ownerSignal);
     const own = req.watchOwnNode ? new AbortController() : undefined;
     // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
     // try-once acquisition sets it only if it holds.
@@ -298,11 +308,16 @@ export class LockDriver {
         await letGo();
         return null;
       }
+      // Told by this process, not by the server: hand out a lock only with a live session.
+      if (!connectedState(this.session.state)) {
+        await this.session.waitConnected({ signal: giveUp });
+        if (entered.ownerSignal.aborted) throw new Restart(`the session of our node ${paths[0]} ended while we were granted`);
+      }
       if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
       // Before anyone can see our node go: a successor of this process that is told of its
       // deletion then holds without a listing.
-      if (turn.head) heads.record(paths[0] as string, entered.ownerSignal);
+      if (turn.head) heads.record(this.key(paths[0] as string), entered.ownerSignal);
       return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own, markRelease: turn.release === 'mark' };
     } catch (err) {
       await letGo(err);
@@ -395,7 +410,7 @@ export class LockDriver {
         sent = true;
         // Our node joins ahead of `place`'s successors: none of them may take `place`'s
         // deletion for a handoff from a head any more.
-        heads.forget(place.path);
+        heads.forget(this.key(place.path));
         const created = this.session.multi([
           { type: 'check', path: place.path },
           { type: 'create', path, mode: 'EPHEMERAL', data: req.data },
@@ -501,7 +516,7 @@ export class LockDriver {
     // it ever awaited in its registers, and this one waits long.
     const view: View = { size: 0, head: false };
     let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
-    const watches = new Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>();
+    const watches = new Map<string, WatchRecord>();
     const dropWatch = (name: string): void => {
       watches.get(name)?.abort.abort();
       watches.delete(name);
@@ -539,7 +554,7 @@ export class LockDriver {
         }
         // A removed node's holder may have inserted one in its place (a downgrade): list first,
         // unless it was a head of ours, which forgets that fact before any insertion.
-        const known = new Set(nodes.filter((n) => gone.has(n.name) && heads.knows(joinPath(this.dir, n.name))).map((n) => n.name));
+        const known = new Set(nodes.filter((n) => gone.has(n.name) && heads.knows(this.key(joinPath(this.dir, n.name)))).map((n) => n.name));
         const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
         // In a long directory our predecessor's release most likely named it (see afterWait):
         // read that instead of the listing.
@@ -557,7 +572,8 @@ export class LockDriver {
       // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
       // release; their watches then fire unheard, which costs the server less than a removal
       // request each now. Given up: nothing of ours may linger, so they are removed.
-      if (!granted) for (const name of [...watches.keys()]) dropWatch(name);
+      // Nodes of this process followed here are dropped either way (only memory).
+      for (const [name, w] of [...watches]) if (!granted || w.local) dropWatch(name);
     }
   }
 
@@ -635,14 +651,18 @@ export class LockDriver {
    * call set are dropped, and the first error is thrown; so is a watch set after `scope` aborted
    * (the wait ended meanwhile).
    */
-  private async watchAll(names: readonly string[], watches: Map<string, { abort: AbortController; changed: Promise<WatchEvent> }>, scope: AbortSignal): Promise<string[]> {
+  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: AbortSignal): Promise<string[]> {
     const todo = names.filter((name) => !watches.has(name));
     const results = await Promise.allSettled(
-      todo.map(async (name) => {
+      todo.map(async (name): Promise<WatchRecord> => {
+        const path = joinPath(this.dir, name);
+        // A node of this process: we are told here when it goes, with no request.
+        const followed = localNodes.follow(this.key(path), path);
+        if (followed) return { ...followed, local: true };
         const abort = new AbortController();
-        const w = await this.session.getDataWatch(joinPath(this.dir, name), { signal: abort.signal });
+        const w = await this.session.getDataWatch(path, { signal: abort.signal });
         w.changed.catch(noop);
-        return { abort, changed: w.changed };
+        return { abort, changed: w.changed, local: false };
       }),
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof NoNodeError));
@@ -670,24 +690,27 @@ export class LockDriver {
   async remove(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
     let all = true;
     for (const path of paths) {
+      let end: Removal = 'ended';
       try {
-        all = (await this.removeOne(path, owner)) && all;
+        end = await this.removeOne(path, owner);
+        if (end !== 'deleted') all = false;
       } finally {
-        heads.released(path);
+        this.ended(path, end);
       }
     }
     return all;
   }
 
-  private async removeOne(path: string, owner: AbortSignal): Promise<boolean> {
+  private async removeOne(path: string, owner: AbortSignal): Promise<Removal> {
     for (;;) {
-      if (owner.aborted || this.session.closed) return false;
+      if (owner.aborted || this.session.closed) return 'ended';
       try {
         // Raced: a retry after the session ended would go to the next session, and wait for it.
         await raceAbort(this.session.delete(path), owner);
-        return true;
+        return 'deleted';
       } catch (err) {
-        if (owner.aborted || err instanceof NoNodeError || err instanceof SessionExpiredError || err instanceof ClosedError) return false;
+        if (!owner.aborted && err instanceof NoNodeError) return 'gone';
+        if (owner.aborted || err instanceof SessionExpiredError || err instanceof ClosedError) return 'ended';
         if (!(err instanceof ConnectionLossError)) throw err;
         await this.session.waitConnected({ signal: owner }).catch(noop);
       }
@@ -705,31 +728,33 @@ export class LockDriver {
   async release(paths: readonly string[], owner: AbortSignal, withMark = true): Promise<boolean> {
     const path = paths[0];
     if (!this.marks || !withMark || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
+    let end: Removal = 'ended';
     try {
-      return await this.releaseMarked(path, owner);
+      end = await this.releaseMarked(path, owner);
+      return end === 'deleted';
     } finally {
-      heads.released(path);
+      this.ended(path, end);
     }
   }
 
-  private async releaseMarked(path: string, owner: AbortSignal): Promise<boolean> {
+  private async releaseMarked(path: string, owner: AbortSignal): Promise<Removal> {
     const mark = Buffer.from(path.slice(this.dir.length + 1), 'utf8');
     let sent = false;
     for (;;) {
-      if (owner.aborted || this.session.closed) return false;
+      if (owner.aborted || this.session.closed) return 'ended';
       try {
         await raceAbort(this.session.multi([{ type: 'delete', path }, { type: 'setData', path: this.dir, data: mark }]), owner);
-        return true;
+        return 'deleted';
       } catch (err) {
         // After a lost reply, gone means our earlier transaction deleted it.
-        if (err instanceof NoNodeError) return sent && err.opIndex === 0;
+        if (!owner.aborted && err instanceof NoNodeError) return sent && err.opIndex === 0 ? 'deleted' : 'gone';
         // A directory we may create and delete children in but not write (Curator needs no
         // more): release without the mark, here and from now on; waiters then list.
         if (err instanceof NoAuthError && err.opIndex === 1) {
           this.marks = false;
-          return this.remove([path], owner);
+          return this.removeOne(path, owner);
         }
-        if (owner.aborted || err instanceof SessionExpiredError || err instanceof ClosedError) return false;
+        if (owner.aborted || err instanceof SessionExpiredError || err instanceof ClosedError) return 'ended';
         if (!(err instanceof ConnectionLossError)) throw err;
         sent ||= err.sent !== false;
         await this.session.waitConnected({ signal: owner }).catch(noop);
@@ -750,6 +775,22 @@ export class LockDriver {
   private abandonNodes(nodes: Promise<{ paths: readonly string[]; owner: AbortSignal }>, then?: () => void): Promise<void> {
     const work = this.background.track(nodes.then((n) => this.remove(n.paths, n.owner)).finally(then));
     return within(work, graceFor(this.session));
+  }
+
+  /**
+   * This process's name for a node: its path under the session's connect string. The same node
+   * through another connect string (another chroot or spelling of the ensemble) has another
+   * name, so only sessions of one connect string share what they know of their nodes.
+   */
+  private key(path: string): string {
+    return `${this.session.connectString}\n${path}`;
+  }
+
+  /** Tells this process's facts and followers that our node at `path` is gone (or may be). */
+  private ended(path: string, how: Removal): void {
+    const key = this.key(path);
+    heads.released(key);
+    localNodes.end(key, how === 'ended' ? 'session-ended' : 'deleted');
   }
 
   /** Resolves once the deletions left running by callers that gave up have ended. */
@@ -839,6 +880,14 @@ export class WatchEvents {
     this.wake = undefined;
     wake?.();
   }
+}
+
+/** How a removal of our node ended: our deletion, found gone already, or its session ended first. */
+type Removal = 'deleted' | 'gone' | 'ended';
+
+
+function connectedState(state: string): boolean {
+  return state === 'CONNECTED' || state === 'RECONNECTED';
 }
 
 /**

@@ -510,7 +510,8 @@ describe('at-least-once consumers', () => {
 describe('idle consumers', () => {
   test('no herd: 8 idle consumers, one put wakes only the head (its successor in line is handed the head spot)', async () => {
     const path = uniquePath('herd');
-    const sessions = await sessionsN(9);
+    // Each of its own process: the line is followed with server watches, whose herd this counts.
+    const sessions = await fx.sessionsApart(9);
     const consumerSessions = sessions.slice(0, 8);
     const producer = new DistributedQueue(sessions[8]!, path);
     await producer.put('warm-up'); // the queue's directories exist

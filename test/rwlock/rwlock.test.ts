@@ -142,7 +142,7 @@ describe('sharing and exclusion', () => {
 describe('fairness and lock conversion', () => {
   test('FIFO with mixed arrivals: R1 holds, W1 waits, R2 arrives and queues behind W1', async () => {
     const path = uniquePath('fifo-mixed');
-    const [s1, s2, s3] = await sessionsN(3);
+    const [s1, s2, s3] = await fx.sessionsApart(3);
     const r1 = new ReadWriteLock(s1!, path, { participantId: 'R1' });
     const w1 = new ReadWriteLock(s2!, path, { participantId: 'W1' });
     const r2 = new ReadWriteLock(s3!, path, { participantId: 'R2' });
@@ -194,7 +194,12 @@ describe('fairness and lock conversion', () => {
     await queued(path, 2);
     const r3 = locks[2]!.readLock().acquire();
     await queued(path, 3);
-    await waitFor(() => s2!.counters.getData >= 1 && s3!.counters.getData >= 1, { timeoutMs: 5000, message: 'both watch their node' });
+    // Both listed (a sync behind each listing: its reply is in), and wait following their
+    // predecessor in this process.
+    await waitFor(() => s2!.counters.getChildren >= 1 && s3!.counters.getChildren >= 1, { timeoutMs: 5000, message: 'both listed' });
+    await Promise.all([s2!.sync(path), s3!.sync(path)]);
+    assert.deepEqual(await watchedBy(s2!), []);
+    assert.deepEqual(await watchedBy(s3!), []);
     const reads = (s: ZkSession): number => s.counters.getChildren + s.counters.getData + s.counters.exists;
     const before = [reads(s2!), reads(s3!)];
     await w1.release();
@@ -208,9 +213,10 @@ describe('fairness and lock conversion', () => {
     assert.deepEqual(await lockNodes(path), []);
   });
 
-  test('downgrade: the read lock takes the write node\'s place, so a queued writer stays out until it is released', async () => {
+  for (const apart of [false, true]) {
+  test(`downgrade: the read lock takes the write node's place, so a queued writer stays out until it is released (B ${apart ? 'of another process' : 'of this process'})`, async () => {
     const path = uniquePath('downgrade');
-    const [s1, s2] = await sessionsN(2);
+    const [s1, s2] = await (apart ? fx.sessionsApart(2) : sessionsN(2));
     const a = new ReadWriteLock(s1!, path, { participantId: 'A' });
     const b = new ReadWriteLock(s2!, path, { participantId: 'B' });
     const wa = await a.writeLock().acquire();
@@ -239,9 +245,11 @@ describe('fairness and lock conversion', () => {
     assert.deepEqual((await a.writeLock().participants()).map((p) => p.isHolder), [true, true, false], 'both sides agree');
     const listingsBefore = s2!.counters.getChildren;
     await wa.release();
-    // B is told of the write node's deletion, re-lists, and then waits on A's read node.
+    // B is told of the write node's deletion (A forgot that its write node was the head, so
+    // B does not take the deletion for a handoff), re-lists, and then waits on A's read node.
     await waitFor(() => s2!.counters.getChildren > listingsBefore, { timeoutMs: 5000, message: 'B re-listed' });
-    await waitFor(async () => (await watchedBy(s2!)).includes(ra.path), { timeoutMs: 5000, message: "B watching A's read node" });
+    if (apart) await waitFor(async () => (await watchedBy(s2!)).includes(ra.path), { timeoutMs: 5000, message: "B watching A's read node" });
+    else await s2!.sync(path); // the listing's reply is in
     await a.readLock().participants(); // one more round trip
     assert.equal(bGranted, false, 'B did not get the write lock while A holds the read lock');
     assert.ok(await fx.observer.exists(bNode.path), "B's node is still queued");
@@ -253,6 +261,7 @@ describe('fairness and lock conversion', () => {
     await Promise.all([a.close(), b.close()]);
     assert.deepEqual(await lockNodes(path), []);
   });
+  }
 
   test("fencing tokens increase in grant order across a downgrade: the read lock carries its write node's token", async () => {
     const path = uniquePath('downgrade-tokens');
@@ -349,7 +358,8 @@ describe('giving up leaves nothing behind', () => {
 
   test('abort of a read waiter and of a write waiter: rejects with the reason, no node, no watch', async () => {
     const path = uniquePath('abort');
-    const [s1, s2, s3] = await sessionsN(3);
+    // Each of its own process: they wait with server watches, which must not linger.
+    const [s1, s2, s3] = await fx.sessionsApart(3);
     const holder = new ReadWriteLock(s1!, path);
     const w = await holder.writeLock().acquire();
     const readAbort = new AbortController();

@@ -80,7 +80,7 @@ describe('layout', () => {
 describe('waiting', () => {
   test('one waiter holds the mutex and watches the leases; the next waits on the mutex only; a release wakes the first', async () => {
     const path = uniquePath('v2-wait');
-    const sessions = await fx.sessionsN(4);
+    const sessions = await fx.sessionsApart(4);
     const [sa, sb, sc, sd] = sessions.map((s) => v2(s, path, 2)) as [Semaphore, Semaphore, Semaphore, Semaphore];
     const [, , cSession, dSession] = sessions as [ZkSession, ZkSession, ZkSession, ZkSession];
     const a = await sa.acquire();

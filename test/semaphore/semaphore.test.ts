@@ -10,7 +10,7 @@ import type { LockHandle } from '../../src/driver/handle.js';
 import { ClosedError, InvalidArgumentError, LeaseMismatchError, LockTimeoutError } from '../../src/errors.js';
 import { Semaphore, type SemaphoreOptions } from '../../src/semaphore/index.js';
 import { TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
-import { childrenOf as listChildren, SessionPool, uniquePath } from '../helpers.js';
+import { apartConnectString, childrenOf as listChildren, SessionPool, uniquePath } from '../helpers.js';
 
 let server: TestingServer;
 const pool = new SessionPool();
@@ -28,6 +28,11 @@ after(async () => {
 /** `n` fresh sessions. */
 function connectMany(n: number): Promise<ZkSession[]> {
   return Promise.all(Array.from({ length: n }, () => pool.connect(server.connectString)));
+}
+
+/** `n` fresh sessions, each as if in a process of its own: they watch each other on the server. */
+function connectApart(n: number): Promise<ZkSession[]> {
+  return Promise.all(Array.from({ length: n }, () => pool.connect(apartConnectString(server.connectString))));
 }
 
 /** The session id as `wchc` / `wchp` print it. */
@@ -125,7 +130,7 @@ describe('lease limit', () => {
 describe('waiting window', () => {
   test('holders A, B, C and waiter D: C releasing first grants D while A and B still hold', async () => {
     const path = uniquePath('window');
-    const sessions = await connectMany(4);
+    const sessions = await connectApart(4);
     const [sa, sb, sc, sd] = sessions.map((x) => new Semaphore(x, path, { maxLeases: 3 })) as [Semaphore, Semaphore, Semaphore, Semaphore];
     const a = await sa.acquire();
     const b = await sb.acquire();
@@ -284,7 +289,7 @@ describe('bad input', () => {
 describe('timeout and abort while waiting', () => {
   test('timeout: LockTimeoutError, our node is gone, no watch of the waiter is left, others go on', async () => {
     const path = uniquePath('timeout');
-    const sessions = await connectMany(5);
+    const sessions = await connectApart(5);
     const [sa, sb, sc, sd, se] = sessions.map((x) => new Semaphore(x, path, { maxLeases: 3 })) as [Semaphore, Semaphore, Semaphore, Semaphore, Semaphore];
     const dSession = sessions[3] as ZkSession;
     const a = await sa.acquire();
@@ -311,7 +316,7 @@ describe('timeout and abort while waiting', () => {
 
   test('abort: rejects with the signal reason, our node is gone, no watch of the waiter is left', async () => {
     const path = uniquePath('abort');
-    const sessions = await connectMany(5);
+    const sessions = await connectApart(5);
     const [sa, sb, sc, sd, se] = sessions.map((x) => new Semaphore(x, path, { maxLeases: 3, watchOwnNode: true })) as [Semaphore, Semaphore, Semaphore, Semaphore, Semaphore];
     const dSession = sessions[3] as ZkSession;
     const a = await sa.acquire();

@@ -1,0 +1,104 @@
+/**
+ * The lock nodes this process has in queues right now, so that a waiter of this process can
+ * follow a node of this process without a server watch: this process deletes its own nodes,
+ * so it is the first to know they are gone. Every way a node of ours ends is reported here:
+ * our deletion (or a NoNode: gone already), or the end of its session (then it is gone or about
+ * to be, which the follower checks with a server watch of its own).
+ *
+ * A node we hold whose node someone else deletes is noticed here only at its release; a waiter
+ * behind it waits until then, where a server watch would have woken it while the holder still
+ * believes it holds. Keys name a node as the driver does (connect string and path): sessions
+ * of other connect strings watch it on the server, as another process would.
+ *
+ * @module
+ */
+import type { WatchEvent } from '../client/types.js';
+import { onAbort } from '../util/signals.js';
+
+/** How a node of ours ended: deleted (or found gone), or its session ended (it may linger a little). */
+type End = 'deleted' | 'session-ended';
+
+interface LocalNode {
+  /** Made by the first follower: most nodes are never followed (uncontended). */
+  followers: Set<(end: End) => void> | undefined;
+  readonly session: Sessions;
+}
+
+interface Sessions {
+  readonly owner: AbortSignal;
+  readonly paths: Set<string>;
+  readonly unsubscribe: () => void;
+}
+
+/**
+ * Our nodes, each with the waiters that follow it.
+ *
+ * @internal
+ */
+export class LocalNodes {
+  private readonly nodes = new Map<string, LocalNode>();
+  private readonly sessions = new Map<AbortSignal, Sessions>();
+
+  /** Our node at `path` is in its queue, in the session behind `owner` (not yet ended). */
+  add(path: string, owner: AbortSignal): void {
+    if (owner.aborted || this.nodes.has(path)) return;
+    let session = this.sessions.get(owner);
+    if (!session) {
+      const paths = new Set<string>();
+      const unsubscribe = onAbort(owner, () => {
+        this.sessions.delete(owner);
+        for (const p of paths) this.end(p, 'session-ended');
+      });
+      session = { owner, paths, unsubscribe };
+      this.sessions.set(owner, session);
+    }
+    session.paths.add(path);
+    this.nodes.set(path, { followers: undefined, session });
+  }
+
+  /** Our node at `path` ended; its followers are told (at once, in order of following). */
+  end(path: string, how: End): void {
+    const node = this.nodes.get(path);
+    if (!node) return;
+    this.nodes.delete(path);
+    node.session.paths.delete(path);
+    if (node.session.paths.size === 0 && this.sessions.get(node.session.owner) === node.session) {
+      node.session.unsubscribe();
+      this.sessions.delete(node.session.owner);
+    }
+    if (node.followers) for (const follow of node.followers) follow(how);
+  }
+
+  /**
+   * Follows our node at `key` (its `path`) like a one-shot watch: `changed` resolves with NODE_DELETED once
+   * it is deleted, or with NODE_DATA_CHANGED once its session ended (look again: with a server
+   * watch, it is not ours any more); aborting `abort` stops following. Undefined when `path` is
+   * not a node of ours in a queue now (a node of another process, or one already gone: a server
+   * watch answers then).
+   */
+  follow(key: string, path: string): { abort: AbortController; changed: Promise<WatchEvent> } | undefined {
+    const node = this.nodes.get(key);
+    if (!node) return undefined;
+    const abort = new AbortController();
+    const changed = new Promise<WatchEvent>((resolve) => {
+      const follower = (how: End): void => resolve({ type: how === 'deleted' ? 'NODE_DELETED' : 'NODE_DATA_CHANGED', path });
+      const followers = (node.followers ??= new Set());
+      followers.add(follower);
+      abort.signal.addEventListener('abort', () => followers.delete(follower), { once: true });
+    });
+    return { abort, changed };
+  }
+
+  /** Whether `path` is a node of ours in a queue now. */
+  has(path: string): boolean {
+    return this.nodes.has(path);
+  }
+
+  /** How many nodes are kept (tests). */
+  get size(): number {
+    return this.nodes.size;
+  }
+}
+
+/** The process's nodes, shared by every driver (a waiter may follow a node of another session). */
+export const localNodes = new LocalNodes();
