@@ -258,6 +258,66 @@ describe('handoff inside one process', () => {
   });
 });
 
+describe('handoff inside one process: failure paths', () => {
+  test('a held node of this process that someone else deletes: its successor here waits for the release, which reports the loss', async () => {
+    const path = uniquePath('local-deleted');
+    const [s1, s2] = await sessionsN(2);
+    const holder = await new Mutex(s1!, path).acquire();
+    let granted = false;
+    const next = new Mutex(s2!, path).acquire().then((h) => {
+      granted = true;
+      return h;
+    });
+    await queued(path, 2);
+    await fx.observer.delete(holder.path);
+    // A server watch would grant it now, beside a holder that still believes it holds.
+    await fx.observer.sync(path);
+    await s2!.sync(path);
+    assert.equal(granted, false, 'not granted while the holder believes it holds');
+    assert.ok(holder.isHeld);
+    await assert.rejects(holder.release(), NotHeldError);
+    const h = await withTimeout(next, 5000, 'granted once the holder released');
+    await h.release();
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
+  test('told by this process while its own connection is down, a waiter is granted only once its session is back', async () => {
+    const path = uniquePath('local-suspended');
+    // One connect string (so one process's sessions, sharing what they know), two routes.
+    const [viaA, viaB] = [await fx.proxy(), await fx.proxy()];
+    const cs = `${viaA.connectString},${viaB.connectString}`;
+    viaB.reject(true);
+    const holderSession = await pool.connect(cs, { sessionTimeoutMs: 10000 });
+    viaB.reject(false);
+    viaA.reject(true);
+    const waiterSession = await pool.connect(cs, { sessionTimeoutMs: 10000 });
+    const holder = await new Mutex(holderSession, path).acquire();
+    const seen: string[] = [];
+    waiterSession.on('state', (st) => seen.push(st));
+    const next = new Mutex(waiterSession, path).acquire().then((h) => {
+      seen.push('GRANTED');
+      return h;
+    });
+    await queued(path, 2);
+    await waitFor(() => waiterSession.counters.getChildren >= 1, { timeoutMs: 5000, message: 'the waiter listed' });
+    await waiterSession.sync(path);
+    // The waiter's route goes dark and the other refuses it: it stays SUSPENDED while the holder,
+    // connected through A, releases; this process tells the waiter at once.
+    viaB.blackhole();
+    await waitFor(() => seen.includes('SUSPENDED'), { timeoutMs: 10000, message: 'the waiter suspended' });
+    await holder.release();
+    await holderSession.sync(path);
+    assert.ok(!seen.includes('GRANTED'), `not granted while suspended (${seen.join(', ')})`);
+    viaA.reject(false);
+    viaB.pass();
+    const h = await withTimeout(next, 15000, 'granted after the reconnect');
+    assert.ok(seen.indexOf('GRANTED') > seen.indexOf('RECONNECTED') && seen.includes('RECONNECTED'), `granted after RECONNECTED (${seen.join(', ')})`);
+    assert.ok(h.isHeld);
+    await h.release();
+    assert.deepEqual(await lockNodes(path), []);
+  });
+});
+
 describe('handoff: a woken waiter learns its predecessor held from one small read', () => {
   test('an uncontended cycle releases with a plain delete, and so does a holder that waited in a short queue', async () => {
     const path = uniquePath('uncontended');
