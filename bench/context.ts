@@ -20,6 +20,11 @@ export class BenchContext {
     private readonly statsPort: number,
     /** Pid of the server's JVM when the bench started it (its heap can then be read). */
     readonly serverPid?: number,
+    /**
+     * Each session as if in a process of its own (`--apart`): a process shares what it knows of
+     * its lock nodes only between sessions of one connect string, so each gets its own spelling.
+     */
+    readonly apart = false,
   ) {
     this.root = `/bench/zk-recipes/${workload}/${randomBytes(4).toString('hex')}`;
   }
@@ -31,7 +36,8 @@ export class BenchContext {
 
   /** Opens one session (closed at cleanup). */
   async session(connectString = this.connectString): Promise<ZkSession> {
-    const s = await ZkSession.connect(connectString, { sessionTimeoutMs: 10_000 });
+    const spelled = this.apart ? Array.from({ length: 1 + this.sessions.length }, () => connectString).join(',') : connectString;
+    const s = await ZkSession.connect(spelled, { sessionTimeoutMs: 10_000 });
     this.sessions.push(s);
     return s;
   }

@@ -1,4 +1,5 @@
-// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N] [--sizes a,b]   (ZK_CONNECT works as --connect)
+// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N] [--sizes a,b] [--apart]   (ZK_CONNECT works as --connect)
+// --apart: every session as if in a process of its own (no in-process handoffs; lines say "apart":1).
 // One JSON object per line per workload (per size for the scale_* ones) on stdout (nothing else
 // there); progress on stderr.
 // Without --connect it starts a local standalone ZooKeeper (default fsync) and stops it after;
@@ -47,7 +48,7 @@ const WORKLOADS: Record<string, Workload> = {
 };
 
 const { values } = parseArgs({
-  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, sizes: { type: 'string' } },
+  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false } },
 });
 const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
 for (const name of only ?? []) {
@@ -100,7 +101,7 @@ try {
       for (const size of w.sizes ? (sizes ?? w.sizes) : [0]) {
         const label = w.sizes ? `${name} ${size}` : name;
         console.error(`[run ${r + 1}/${runs}] ${label}...`);
-        const ctx = new BenchContext(connectString, name, host, Number(port), serverPid);
+        const ctx = new BenchContext(connectString, name, host, Number(port), serverPid, values.apart);
         const limit = w.limitMs?.(size) ?? 120_000;
         let timer: NodeJS.Timeout | undefined;
         try {
@@ -113,6 +114,7 @@ try {
           ]);
           if (name === 'raw_seq') rawSeqRate = Number(line.ops_per_s);
           else if (rawSeqRate && !w.sizes && name !== 'raw_pipelined' && name !== 'leader_failover') line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
+          if (values.apart) line.apart = 1;
           console.log(JSON.stringify(line));
         } catch (err) {
           failed = true;
