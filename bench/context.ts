@@ -10,6 +10,8 @@ export class BenchContext {
   private readonly sessions: ZkSession[] = [];
   private readonly proxies: ChaosProxy[] = [];
   private readonly deferred: (() => Promise<void>)[] = [];
+  /** Connect-string spellings handed out (`apart`): counted when asked for, not when connected. */
+  private spellings = 0;
   /** A fresh root path for this run, removed afterwards. */
   readonly root: string;
 
@@ -36,7 +38,7 @@ export class BenchContext {
 
   /** Opens one session (closed at cleanup). */
   async session(connectString = this.connectString): Promise<ZkSession> {
-    const spelled = this.apart ? Array.from({ length: 1 + this.sessions.length }, () => connectString).join(',') : connectString;
+    const spelled = this.apart ? Array.from({ length: 1 + this.spellings++ }, () => connectString).join(',') : connectString;
     const s = await ZkSession.connect(spelled, { sessionTimeoutMs: 10_000 });
     this.sessions.push(s);
     return s;
