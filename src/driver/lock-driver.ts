@@ -308,11 +308,10 @@ export class LockDriver {
         await letGo();
         return null;
       }
-      // Told by this process, not by the server: hand out a lock only with a live session.
-      if (!connectedState(this.session.state)) {
-        await this.session.waitConnected({ signal: giveUp });
-        if (entered.ownerSignal.aborted) throw new Restart(`the session of our node ${paths[0]} ended while we were granted`);
-      }
+      // Told by this process, not by the server: hand out a lock only with a live session,
+      // the one our node belongs to.
+      if (!connectedState(this.session.state)) await this.session.waitConnected({ signal: giveUp });
+      if (entered.ownerSignal.aborted) throw new Restart(`the session of our node ${paths[0]} ended while we were granted`);
       if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
       // Before anyone can see our node go: a successor of this process that is told of its
@@ -525,6 +524,9 @@ export class LockDriver {
     const scope = new AbortController();
     const events = new WatchEvents();
     if (ownWatch) events.followOwn(ownWatch);
+    // Our node goes with its session: end the wait then, as a server watch's end would (a node
+    // of this process followed in memory does not end with our session).
+    const ownerEnded = onAbort(entered.ownerSignal, (reason) => events.fail(reason));
     let granted = false;
     let first = true; // still on the listing sent with our create
     try {
@@ -567,6 +569,7 @@ export class LockDriver {
         waiting = await this.relist(ours, count, giveUp, view);
       }
     } finally {
+      ownerEnded();
       // A shared reason: abort() without one builds a DOMException (and its stack) every time.
       scope.abort(WAIT_ENDED);
       // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
@@ -849,6 +852,11 @@ export class WatchEvents {
         () => this.push({ error: new Restart('our node changed or was deleted while waiting') }),
         (error: unknown) => this.push({ error }),
       );
+  }
+
+  /** Ends the wait with `error` (at the next event asked for). */
+  fail(error: unknown): void {
+    this.push({ error });
   }
 
   /** The next event of a name in `names` (others are stale: watches of an earlier window); rejects with `giveUp`'s reason. */

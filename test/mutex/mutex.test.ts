@@ -3,7 +3,7 @@
 // guarded transactions, bad input.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NotHeldError } from '../../src/errors.js';
+import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NotHeldError, SessionExpiredError } from '../../src/errors.js';
 import { Mutex, Perms, type LockHandle, type ZkSession } from '../../src/index.js';
 import { MARK_MIN_CHILDREN } from '../../src/driver/lock-driver.js';
 import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
@@ -278,6 +278,30 @@ describe('handoff inside one process: failure paths', () => {
     await assert.rejects(holder.release(), NotHeldError);
     const h = await withTimeout(next, 5000, 'granted once the holder released');
     await h.release();
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
+  test("a waiter following a node of this process ends with its own session, not with that node's", async () => {
+    const path = uniquePath('local-own-expiry');
+    // One connect string, two routes: the holder through A, the waiter through B.
+    const [viaA, viaB] = [await fx.proxy(), await fx.proxy()];
+    const cs = `${viaA.connectString},${viaB.connectString}`;
+    viaB.reject(true);
+    const holderSession = await pool.connect(cs, { sessionTimeoutMs: 10000 });
+    viaB.reject(false);
+    viaA.reject(true);
+    const waiterSession = await pool.connect(cs, { sessionTimeoutMs: 4000, renewOnLoss: false });
+    const holder = await new Mutex(holderSession, path).acquire();
+    const waiting = new Mutex(waiterSession, path).acquire();
+    waiting.catch(() => undefined);
+    await queued(path, 2);
+    await expireSession(waiterSession, viaB);
+    // Its node went with its session: it is not left waiting for the holder.
+    await assert.rejects(withTimeout(waiting, 5000, 'the wait ended with its session'), SessionExpiredError);
+    assert.ok(holder.isHeld);
+    assert.deepEqual(await lockNodes(path), [holder.path.slice(path.length + 1)]);
+    viaA.reject(false);
+    await holder.release();
     assert.deepEqual(await lockNodes(path), []);
   });
 
