@@ -78,6 +78,15 @@ const cases: Case[] = [
     fails: [],
   },
   { name: 'mutex: two holders overlap', history: history([...hold('a', 'mutex', 100, 300, 10), ...hold('b', 'mutex', 250, 400, 11)]), fails: ['exclusion'] },
+  // Two flows of one client (attempts a-a0, a-b0): beliefs are keyed by client and attempt, so
+  // one process's two acquisitions exclude each other like two processes'.
+  {
+    name: 'mutex: two flows of one client hand over, tokens up, counter and resource consistent',
+    history: history([...hold('a', 'mutex', 100, 200, 10, { attempt: 'a-a0' }), counter(150, 'a', 1), resource(160, 'a', 10, true), ...hold('a', 'mutex', 200, 300, 11, { attempt: 'a-b0' }), counter(250, 'a', 2), resource(260, 'a', 11, true, 10)], { counters: { mutex: 2 } }),
+    fails: [],
+  },
+  { name: 'mutex: two flows of one client overlap', history: history([...hold('a', 'mutex', 100, 300, 10, { attempt: 'a-a0' }), ...hold('a', 'mutex', 250, 400, 11, { attempt: 'a-b0' })]), fails: ['exclusion'] },
+  { name: 'mutex: one token granted to two flows of one client', history: history([...hold('a', 'mutex', 100, 200, 10, { attempt: 'a-a0' }), ...hold('a', 'mutex', 300, 400, 10, { attempt: 'a-b0' })]), fails: ['tokens'] },
   { name: 'mutex: an overlap within the clock slack is not counted', history: history([...hold('a', 'mutex', 100, 300, 10), ...hold('b', 'mutex', 298, 400, 11)]), fails: [], slackMs: 5 },
   { name: 'mutex: the same overlap without slack is', history: history([...hold('a', 'mutex', 100, 300, 10), ...hold('b', 'mutex', 298, 400, 11)]), fails: ['exclusion'] },
   { name: 'mutex: a holder that never said it stopped holds to the end', history: history([...hold('a', 'mutex', 100, undefined, 10), ...hold('b', 'mutex', 5000, 5100, 11)]), fails: ['exclusion'] },
@@ -132,6 +141,16 @@ const cases: Case[] = [
     name: "rwlock: another client's read during a downgraded write",
     history: history([...hold('a', 'rw', 100, 300, 10, { mode: 'write', attempt: 'w2' }), ...hold('a', 'rw', 200, 400, 10, { mode: 'read', downgradeOf: 'w2' }), ...hold('b', 'rw', 250, 280, 12, { mode: 'read' })]),
     fails: ['exclusion'],
+  },
+  {
+    name: "rwlock: one flow reads during another flow's write, in one client (a downgrade is matched by attempt, not client)",
+    history: history([...hold('a', 'rw', 100, 300, 10, { mode: 'write', attempt: 'a-a0' }), ...hold('a', 'rw', 200, 400, 11, { mode: 'read', attempt: 'a-b0' })]),
+    fails: ['exclusion'],
+  },
+  {
+    name: "rwlock: a flow's downgrade beside its own write only, the other flow's read after both",
+    history: history([...hold('a', 'rw', 100, 300, 10, { mode: 'write', attempt: 'a-a0' }), ...hold('a', 'rw', 200, 400, 10, { mode: 'read', attempt: 'a-a0-d', downgradeOf: 'a-a0' }), ...hold('a', 'rw', 350, 450, 12, { mode: 'read', attempt: 'a-b0' })]),
+    fails: [],
   },
   { name: 'rwlock: a writer after a reader with a smaller token', history: history([...hold('a', 'rw', 100, 200, 12, { mode: 'read' }), ...hold('b', 'rw', 300, 400, 11, { mode: 'write' })]), fails: ['tokens'] },
   { name: 'latch: two leaders at once', history: history([...hold('a', 'latch', 100, 300, 10), ...hold('b', 'latch', 299, 400, 11)]), fails: ['exclusion'] },

@@ -75,7 +75,7 @@ function lanes(history: ChaosHistory): { name: string; bars: Bar[]; marks: { t: 
   for (const list of beliefIntervals(history).values()) {
     for (const i of list) {
       const lost = i.ended?.why === 'lost';
-      lane(i.client).bars.push({ from: i.start, to: i.end, cls: `hold ${i.mode}${lost ? ' lostend' : ''}`, title: `${i.client} holds ${i.workload} ${i.mode}${i.leases > 1 ? ` x${i.leases}` : ''} token ${i.token}${lost ? `; told lost: ${i.ended?.error ?? ''}` : ''}`, y: 3, h: 16 });
+      lane(i.client).bars.push({ from: i.start, to: i.end, cls: `hold ${i.mode}${lost ? ' lostend' : ''}`, title: `${i.client} (${i.attempt}) holds ${i.workload} ${i.mode}${i.leases > 1 ? ` x${i.leases}` : ''} token ${i.token}${lost ? `; told lost: ${i.ended?.error ?? ''}` : ''}`, y: 3, h: 16 });
       if (lost) lane(i.client).marks.push({ t: i.end, cls: 'lost', title: `told lost: ${i.ended?.error ?? ''}` });
     }
   }

@@ -19,7 +19,7 @@ export interface WorkloadContext {
   session: ZkSession;
   /** The workload. */
   spec: WorkloadSpec;
-  /** The client's random stream. */
+  /** The client's random stream (a flow's own, forked from it, in {@link FlowContext}). */
   random: SeededRandom;
   /** Records this client's events. */
   recorder: HistoryRecorder;
@@ -33,6 +33,40 @@ export interface WorkloadContext {
 
 /** A workload: runs until `ctx.stop` aborts, then releases and closes what it opened. */
 export type Workload = (ctx: WorkloadContext) => Promise<void>;
+
+/**
+ * The flows of a lock or leader client, run at once, each with its own recipe instance on the
+ * client's one session: so two acquisitions of one process queue behind each other and hand
+ * over in memory (the driver's local-nodes.ts and heads.ts), under the nemesis like the rest.
+ */
+export const FLOWS = ['a', 'b'] as const;
+
+/** One flow of a client: the client's context with its own random stream, and its label. */
+export interface FlowContext extends WorkloadContext {
+  /** The flow's label (one of {@link FLOWS}), in its attempts' names. */
+  flow: string;
+}
+
+/** The name of a flow's `i`-th acquisition (or term): unique per client, as beliefs are keyed. */
+export function attemptName(ctx: FlowContext, i: number): string {
+  return `${ctx.name}-${ctx.flow}${i}`;
+}
+
+/** The participant id a flow's nodes carry: the client and the flow, for a person reading the tree. */
+export function participantId(ctx: FlowContext): string {
+  return `${ctx.name}-${ctx.flow}`;
+}
+
+/**
+ * Runs `body` once per flow, concurrently. Each flow draws from a stream forked from the
+ * client's seed by its label, so a seed replays each flow's draws whatever the interleaving.
+ * Settles once every flow has (none is left holding), with the first failure if any.
+ */
+export async function inFlows(ctx: WorkloadContext, body: (flow: FlowContext) => Promise<void>): Promise<void> {
+  const results = await Promise.allSettled(FLOWS.map((flow) => body({ ...ctx, flow, random: ctx.random.fork(`flow-${flow}`) })));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason as unknown;
+}
 
 /** An error as text for the history: its code (or name) and message. */
 export function errorText(err: unknown): string {
@@ -120,7 +154,9 @@ export function certainlyNotApplied(err: unknown): boolean {
 /**
  * Increments the workload's counter under `handle` (read, then `handle.multi` with the new
  * value, no version: a second holder would lose an update, which the counter check sees) and
- * writes the value to the fenced register with the handle's token.
+ * writes the value to the fenced register with the handle's token. `seq` numbers the client's
+ * counter ops (an op's id is unique per client) and the values written without a counter: one
+ * per client, shared by its flows (taken in one synchronous step, so two flows never share one).
  */
 export async function incrementAndFence(ctx: WorkloadContext, attempt: string, handle: LockHandle, belief: Belief, seq: { n: number }): Promise<void> {
   const { counterPath, register, name: workload } = ctx.spec;

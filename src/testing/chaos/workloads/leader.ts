@@ -1,13 +1,14 @@
 /**
  * Workloads of leader election: LeaderLatch terms and LeaderSelector terms, each leader
- * writing the fenced register with its term's token.
+ * writing the fenced register with its term's token. Each client runs two flows
+ * ({@link inFlows}), each with its own latch or selector on the client's session.
  *
  * @internal
  * @module
  */
 import { LeaderLatch } from '../../../leader/latch.js';
 import { LeaderSelector } from '../../../leader/selector.js';
-import { believe, errorText, fenceAgain, pause, type Belief, type WorkloadContext } from './common.js';
+import { attemptName, believe, errorText, fenceAgain, inFlows, participantId, pause, type Belief, type FlowContext, type WorkloadContext } from './common.js';
 
 /** How long a leader keeps leading before it steps down. */
 function termMs(ctx: WorkloadContext): number {
@@ -23,15 +24,20 @@ async function fence(ctx: WorkloadContext, belief: Belief, token: bigint, value:
  * LeaderLatch: join, lead for a while when elected (possibly several terms, if leadership is
  * lost and regained), step down by closing the latch, join again later.
  */
-export async function latchWorkload(ctx: WorkloadContext): Promise<void> {
+export function latchWorkload(ctx: WorkloadContext): Promise<void> {
+  return inFlows(ctx, latchFlow);
+}
+
+/** One flow of a latch client: its own latches, one after another. */
+async function latchFlow(ctx: FlowContext): Promise<void> {
   let terms = 0;
   while (!ctx.stop.aborted) {
-    const latch = new LeaderLatch(ctx.session, ctx.spec.path, { participantId: ctx.name });
+    const latch = new LeaderLatch(ctx.session, ctx.spec.path, { participantId: participantId(ctx) });
     const stepDown = new AbortController();
     let current: Belief | undefined;
-    const waiting = (): void => void ctx.recorder.record({ type: 'wait', workload: ctx.spec.name, attempt: `${ctx.name}-${terms}`, leases: 1, mode: 'exclusive' });
+    const waiting = (): void => void ctx.recorder.record({ type: 'wait', workload: ctx.spec.name, attempt: attemptName(ctx, terms), leases: 1, mode: 'exclusive' });
     latch.on('elected', (signal, token) => {
-      const attempt = `${ctx.name}-${terms++}`;
+      const attempt = attemptName(ctx, terms++);
       const belief = believe(ctx, { attempt, token, leases: 1, mode: 'exclusive', sessionId: ctx.session.sessionId }, signal);
       current = belief;
       signal.addEventListener('abort', () => {
@@ -54,17 +60,22 @@ export async function latchWorkload(ctx: WorkloadContext): Promise<void> {
 }
 
 /** LeaderSelector with requeue: each term runs a callback that leads until it returns. */
-export async function selectorWorkload(ctx: WorkloadContext): Promise<void> {
-  const selector = new LeaderSelector(ctx.session, ctx.spec.path, { participantId: ctx.name });
+export function selectorWorkload(ctx: WorkloadContext): Promise<void> {
+  return inFlows(ctx, selectorFlow);
+}
+
+/** One flow of a selector client, with its own LeaderSelector. */
+async function selectorFlow(ctx: FlowContext): Promise<void> {
+  const selector = new LeaderSelector(ctx.session, ctx.spec.path, { participantId: participantId(ctx) });
   let terms = 0;
-  const waiting = (): void => void ctx.recorder.record({ type: 'wait', workload: ctx.spec.name, attempt: `${ctx.name}-${terms}`, leases: 1, mode: 'exclusive' });
+  const waiting = (): void => void ctx.recorder.record({ type: 'wait', workload: ctx.spec.name, attempt: attemptName(ctx, terms), leases: 1, mode: 'exclusive' });
   try {
     while (!ctx.stop.aborted) {
       waiting();
       try {
         await selector.run(
           async (signal, term) => {
-            const attempt = `${ctx.name}-${terms++}`;
+            const attempt = attemptName(ctx, terms++);
             const belief = believe(ctx, { attempt, token: term.fencingToken, leases: 1, mode: 'exclusive', sessionId: ctx.session.sessionId }, signal);
             await fence(ctx, belief, term.fencingToken, terms);
             await pause(termMs(ctx), signal);
@@ -74,7 +85,7 @@ export async function selectorWorkload(ctx: WorkloadContext): Promise<void> {
           { requeue: false, signal: ctx.stop },
         );
       } catch (err) {
-        if (!ctx.stop.aborted) ctx.recorder.record({ type: 'wait-fail', workload: ctx.spec.name, attempt: `${ctx.name}-${terms}`, error: errorText(err) });
+        if (!ctx.stop.aborted) ctx.recorder.record({ type: 'wait-fail', workload: ctx.spec.name, attempt: attemptName(ctx, terms), error: errorText(err) });
       }
       await pause(ctx.random.int(0, 200), ctx.stop);
     }

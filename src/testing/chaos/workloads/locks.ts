@@ -1,6 +1,7 @@
 /**
  * Workloads of the lock recipes: a mutex guarding a counter and a fenced register, a semaphore
- * with some multi-lease requests, a read-write lock with downgrades.
+ * with some multi-lease requests, a read-write lock with downgrades. Each client runs two flows
+ * ({@link inFlows}), each with its own recipe instance on the client's session.
  *
  * @internal
  * @module
@@ -10,7 +11,7 @@ import { Mutex } from '../../../mutex/mutex.js';
 import { ReadWriteLock } from '../../../rwlock/rwlock.js';
 import { Semaphore } from '../../../semaphore/semaphore.js';
 import type { LockMode } from '../history.js';
-import { believe, checkIn, errorText, fenceAgain, holdThroughSuspension, incrementAndFence, pause, type Belief, type WorkloadContext } from './common.js';
+import { attemptName, believe, checkIn, errorText, fenceAgain, holdThroughSuspension, incrementAndFence, inFlows, participantId, pause, type Belief, type FlowContext, type WorkloadContext } from './common.js';
 
 /**
  * How long a holder holds: mostly short; one in ten 0.8-2.5 s; one in ten 3-7 s, past the
@@ -73,13 +74,14 @@ async function holdThenRelease(ctx: WorkloadContext, held: { handle: LockHandle;
 }
 
 /**
- * Runs rounds until the workload stops, then closes the recipe: `round` returns whether it got
- * the lock; a round that did not backs off, one that did pauses a little before the next.
+ * Runs one flow's rounds until the workload stops, then closes its recipe: `round` returns
+ * whether it got the lock; a round that did not backs off, one that did pauses a little before
+ * the next.
  */
-async function rounds(ctx: WorkloadContext, recipe: { close(): Promise<void> }, round: (attempt: string) => Promise<boolean>): Promise<void> {
+async function rounds(ctx: FlowContext, recipe: { close(): Promise<void> }, round: (attempt: string) => Promise<boolean>): Promise<void> {
   try {
     for (let i = 0; !ctx.stop.aborted; i++) {
-      if (await round(`${ctx.name}-${i}`)) await pause(ctx.random.int(0, 100), ctx.stop);
+      if (await round(attemptName(ctx, i))) await pause(ctx.random.int(0, 100), ctx.stop);
       else await backoff(ctx);
     }
   } finally {
@@ -89,8 +91,13 @@ async function rounds(ctx: WorkloadContext, recipe: { close(): Promise<void> }, 
 
 /** Mutex: increment the counter under the lock (handle.multi), write the fenced register, hold. */
 export async function mutexWorkload(ctx: WorkloadContext): Promise<void> {
-  const mutex = new Mutex(ctx.session, ctx.spec.path, { participantId: ctx.name });
   const seq = { n: 0 };
+  await inFlows(ctx, (flow) => mutexFlow(flow, seq));
+}
+
+/** One flow of a mutex client: its own Mutex, the client's `seq`. */
+async function mutexFlow(ctx: FlowContext, seq: { n: number }): Promise<void> {
+  const mutex = new Mutex(ctx.session, ctx.spec.path, { participantId: participantId(ctx) });
   await rounds(ctx, mutex, async (attempt) => {
     const held = await acquire(ctx, attempt, 1, 'exclusive', () => mutex.acquire({ timeoutMs: 8000, signal: ctx.stop }));
     if (!held) return false;
@@ -105,10 +112,15 @@ export async function mutexWorkload(ctx: WorkloadContext): Promise<void> {
   });
 }
 
-/** Semaphore: one or (sometimes) two leases at a time. */
-export async function semaphoreWorkload(ctx: WorkloadContext): Promise<void> {
+/** Semaphore: one or (sometimes) two leases at a time, in each flow. */
+export function semaphoreWorkload(ctx: WorkloadContext): Promise<void> {
+  return inFlows(ctx, semaphoreFlow);
+}
+
+/** One flow of a semaphore client, with its own Semaphore. */
+async function semaphoreFlow(ctx: FlowContext): Promise<void> {
   const max = ctx.spec.maxLeases;
-  const sem = new Semaphore(ctx.session, ctx.spec.path, { maxLeases: max, participantId: ctx.name });
+  const sem = new Semaphore(ctx.session, ctx.spec.path, { maxLeases: max, participantId: participantId(ctx) });
   await rounds(ctx, sem, async (attempt) => {
     const leases = max >= 2 && ctx.random.chance(0.3) ? 2 : 1;
     const held = await acquire(ctx, attempt, leases, 'lease', () => sem.acquire(leases, { timeoutMs: 8000, signal: ctx.stop }));
@@ -120,8 +132,16 @@ export async function semaphoreWorkload(ctx: WorkloadContext): Promise<void> {
 
 /** Read-write lock: readers, writers (counter under the write lock), and downgrades. */
 export async function rwlockWorkload(ctx: WorkloadContext): Promise<void> {
-  const rw = new ReadWriteLock(ctx.session, ctx.spec.path, { participantId: ctx.name });
   const seq = { n: 0 };
+  await inFlows(ctx, (flow) => rwlockFlow(flow, seq));
+}
+
+/**
+ * One flow of a read-write lock client. Its own ReadWriteLock: an instance is one participant,
+ * and a downgrade is of its own write lock only (the other flow's write excludes this one's read).
+ */
+async function rwlockFlow(ctx: FlowContext, seq: { n: number }): Promise<void> {
+  const rw = new ReadWriteLock(ctx.session, ctx.spec.path, { participantId: participantId(ctx) });
   const opts = { timeoutMs: 8000, signal: ctx.stop };
   await rounds(ctx, rw, async (attempt) => {
     if (ctx.random.chance(0.6)) {
