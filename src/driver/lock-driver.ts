@@ -294,7 +294,8 @@ export class LockDriver {
       throw new Restart(`our node ${paths[0]} belongs to session 0x${entered.owner.toString(16)}, not the current one`);
     }
     // Waiters of this process follow our nodes here, without a server watch.
-    for (const path of paths) localNodes.add(this.key(path), entered.ownerSignal);
+    const keys = paths.map((p) => this.key(p)); // one string each, kept by both registries
+    for (const key of keys) localNodes.add(key, entered.ownerSignal);
     const own = req.watchOwnNode ? new AbortController() : undefined;
     // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
     // try-once acquisition sets it only if it holds.
@@ -316,7 +317,7 @@ export class LockDriver {
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
       // Before anyone can see our node go: a successor of this process that is told of its
       // deletion then holds without a listing.
-      if (turn.head) heads.record(this.key(paths[0] as string), entered.ownerSignal);
+      if (turn.head) heads.record(keys[0] as string, entered.ownerSignal);
       return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own, markRelease: turn.release === 'mark' };
     } catch (err) {
       await letGo(err);
