@@ -28,12 +28,19 @@ export interface LockSpec {
   readonly predicate: Predicate;
   /**
    * The kind of node whose holder may insert a node in its own place, ahead of waiters (a
-   * read-write lock downgrade puts a read node where the write node stands). A grant on a
-   * snapshot from which a node of this kind was removed re-lists the directory first instead
-   * of trusting the snapshot. Sound because the insertion is checked against that node in its
-   * own transaction: it happens before the node's deletion, never after.
+   * read-write lock downgrade puts a read node where the write node stands): a property of the
+   * directory's layout, so every side of it names it. Where such a node went, a node may stand
+   * in its place that our snapshot does not show: we are not the head then (unless this process
+   * knows that holder never inserted), and with `insertionBlocks` a grant on that snapshot
+   * re-lists the directory first instead of trusting it. Sound because the insertion is checked
+   * against that node in its own transaction: it happens before the node's deletion, never after.
    */
   readonly insertingKind?: string;
+  /**
+   * Whether a node inserted in a removed node's place (see `insertingKind`) can keep us from
+   * holding (a writer: yes, the read node of a downgrade excludes it; a reader: no). Default true.
+   */
+  readonly insertionBlocks?: boolean;
   /** Data for the directory node when the driver has to create it. */
   readonly dirData?: Buffer;
   /**
@@ -558,12 +565,12 @@ export class LockDriver {
         // A removed node's holder may have inserted one in its place (a downgrade): list first,
         // unless it was a head of ours, which forgets that fact before any insertion.
         const known = new Set(nodes.filter((n) => gone.has(n.name) && heads.knows(this.key(joinPath(this.dir, n.name)))).map((n) => n.name));
-        const inserted = nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
+        const inserted = this.spec.insertionBlocks !== false && nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
         // In a long directory our predecessor's release most likely named it (see afterWait):
         // read that instead of the listing.
         if (!inserted && ((holdsAfter !== undefined && gone.size >= holdsAfter) || known.size > 0 || (await this.handedOver(nodes, giveUp, view, known)))) {
           granted = true;
-          return { release: this.afterWait(view), head: headAfter(waiting, gone, known) };
+          return { release: this.afterWait(view), head: headAfter(waiting, gone, known, this.spec.insertingKind) };
         }
         // Others ahead may have left unseen (we only watch a few): one listing beats probing
         // them one by one.
@@ -902,12 +909,16 @@ function connectedState(state: string): boolean {
 /**
  * Whether a grant after these deletions leaves nothing ahead of us: every node that stood
  * between us and the head of the listing, or a head among `known`, is among those watched and
- * gone (nodes never join ahead of ours).
+ * gone, and none of those may have left a node in its place (`insertingKind`, unless known:
+ * its fact is forgotten before any insertion). Otherwise nodes never join ahead of ours.
  */
-function headAfter(waiting: Waiting, gone: ReadonlySet<string>, known: ReadonlySet<string>): boolean {
-  const goneAfter = (pos: number): number => waiting.nodes.filter((n) => n.pos > pos && gone.has(n.name)).length;
-  if (goneAfter(-1) === waiting.ahead) return true;
-  return waiting.nodes.some((n) => known.has(n.name) && goneAfter(n.pos) === waiting.ahead - n.pos - 1);
+function headAfter(waiting: Waiting, gone: ReadonlySet<string>, known: ReadonlySet<string>, insertingKind: string | undefined): boolean {
+  const after = (pos: number): Watched[] => waiting.nodes.filter((n) => n.pos > pos && gone.has(n.name));
+  const clear = (pos: number): boolean => {
+    const left = after(pos);
+    return left.length === waiting.ahead - pos - 1 && left.every((n) => n.kind !== insertingKind || known.has(n.name));
+  };
+  return clear(-1) || waiting.nodes.some((n) => known.has(n.name) && clear(n.pos));
 }
 
 function placeLost(place: InPlaceOf, why: string, cause?: unknown): LockLostError {

@@ -139,7 +139,8 @@ export class ReadLock extends LockRecipe {
     options: ReadWriteLockOptions,
     private readonly heldWrite: () => LockHandle | undefined,
   ) {
-    super(session, path, { lockName: READ, kinds: KINDS, predicate: readPredicate(WRITE) }, options, 'read lock');
+    // A downgrade's read node never keeps a reader out, but it stands ahead: no head then.
+    super(session, path, { lockName: READ, kinds: KINDS, predicate: readPredicate(WRITE), insertingKind: WRITE, insertionBlocks: false }, options, 'read lock');
   }
 
   /**

@@ -213,6 +213,39 @@ describe('fairness and lock conversion', () => {
     assert.deepEqual(await lockNodes(path), []);
   });
 
+  test("a reader granted beside a downgrade's read node is not the head: a writer of its process behind it still waits", async () => {
+    // Found by the chaos suite (seed 20261201): the reader took the write node's deletion as
+    // "nothing left ahead", but the downgrade's read node stood there, and the writer behind
+    // it, following the reader in this process, took the lock beside that read node.
+    const path = uniquePath('downgrade-head');
+    const [other] = await fx.sessionsApart(1);
+    const [s1, s2] = await sessionsN(2);
+    const a = new ReadWriteLock(other!, path, { participantId: 'A' });
+    const wa = await a.writeLock().acquire();
+    const reader = new ReadWriteLock(s1!, path, { participantId: 'B' }).readLock().acquire({ timeoutMs: 30000 });
+    await queued(path, 2);
+    let cGranted = false;
+    const writer = new ReadWriteLock(s2!, path, { participantId: 'C' }).writeLock().acquire({ timeoutMs: 30000 }).then((h) => {
+      cGranted = true;
+      return h;
+    });
+    await queued(path, 3);
+    await waitFor(async () => (await watchedBy(s1!)).includes(wa.path), { timeoutMs: 5000, message: "B watches A's write node" });
+    const ra = await a.readLock().acquire({ timeoutMs: 5000 }); // the downgrade: in the write node's place
+    await wa.release();
+    const rb = await withTimeout(reader, 5000, 'B reads beside A');
+    await rb.release();
+    // C was told of B's deletion here; A's read node is still ahead of it.
+    await waitFor(() => cGranted || s2!.counters.getChildren >= 2, { timeoutMs: 5000, message: 'C granted or looked again' });
+    await s2!.sync(path);
+    assert.equal(cGranted, false, "C did not get the write lock beside A's read node");
+    await ra.release();
+    const ch = await withTimeout(writer, 5000, 'C after A released the read lock');
+    await ch.release();
+    await a.close();
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
   for (const apart of [false, true]) {
   test(`downgrade: the read lock takes the write node's place, so a queued writer stays out until it is released (B ${apart ? 'of another process' : 'of this process'})`, async () => {
     const path = uniquePath('downgrade');
