@@ -6,7 +6,9 @@
  * in its own place (a read-write lock downgrade), {@link HeadFacts.forget}s its fact before it
  * does so. A waiter in this process whose watched node was such a head and is gone holds (the
  * predicates' head rule) without listing the directory: a handoff between two sessions of one
- * process costs no read.
+ * process costs no read. Only nodes that waited are recorded (the head of its first listing is
+ * the head of every listing made after it, so its successors know it anyway), and write nodes
+ * of a read-write lock: their fact also says they put no read node in their place.
  *
  * Keys name a node as the driver does (connect string and path); our node names carry a fresh
  * random uuid each, so a key names one node of one ensemble (the same node through another

@@ -532,18 +532,26 @@ export class LockDriver {
     const scope = new AbortController();
     const events = new WatchEvents();
     if (ownWatch) events.followOwn(ownWatch);
-    // Our node goes with its session: end the wait then, as a server watch's end would (a node
-    // of this process followed in memory does not end with our session).
-    const ownerEnded = onAbort(entered.ownerSignal, (reason) => events.fail(reason));
+    // Once we wait: our node goes with its session, so the wait ends then, as a server watch's
+    // end would (a node of this process followed in memory does not end with our session).
+    let ownerEnded = noop;
     let granted = false;
     let first = true; // still on the listing sent with our create
     try {
       for (;;) {
         if (waiting === undefined) {
           granted = true;
-          return { release: first ? 'plain' : this.afterWait(view), head: view.head };
+          // The head of our first listing needs no fact (a successor's listing shows it first),
+          // unless it is of the kind that may insert a node in its place: the fact tells its
+          // successors that it did not.
+          if (first) return { release: 'plain', head: view.head && this.spec.lockName === this.spec.insertingKind };
+          return { release: this.afterWait(view), head: view.head };
         }
         if (req.timeoutMs === 0) return 'no';
+        if (first) {
+          entered.ownerSignal.throwIfAborted();
+          ownerEnded = onAbort(entered.ownerSignal, (reason) => events.fail(reason));
+        }
         first = false;
         const { nodes, holdsAfter } = waiting;
         const names = nodes.map((n) => n.name);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NotHeldError, SessionExpiredError } from '../../src/errors.js';
-import { Mutex, Perms, type LockHandle, type ZkSession } from '../../src/index.js';
+import { Mutex, Perms, type LockHandle, type SessionOptions, type ZkSession } from '../../src/index.js';
 import { MARK_MIN_CHILDREN } from '../../src/driver/lock-driver.js';
 import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
@@ -258,6 +258,22 @@ describe('handoff inside one process', () => {
   });
 });
 
+/**
+ * Two sessions of one connect string (so of one process: they share what they know of their
+ * nodes), each on a route of its own: the holder's through proxy A, the waiter's through B,
+ * with A refusing new connections until a test lets it (so the waiter cannot move to A).
+ */
+async function twoRoutes(waiterOptions: SessionOptions): Promise<{ viaA: ChaosProxy; viaB: ChaosProxy; holderSession: ZkSession; waiterSession: ZkSession }> {
+  const [viaA, viaB] = [await fx.proxy(), await fx.proxy()];
+  const cs = `${viaA.connectString},${viaB.connectString}`;
+  viaB.reject(true);
+  const holderSession = await pool.connect(cs, { sessionTimeoutMs: 10000 });
+  viaB.reject(false);
+  viaA.reject(true);
+  const waiterSession = await pool.connect(cs, waiterOptions);
+  return { viaA, viaB, holderSession, waiterSession };
+}
+
 describe('handoff inside one process: failure paths', () => {
   test('a held node of this process that someone else deletes: its successor here waits for the release, which reports the loss', async () => {
     const path = uniquePath('local-deleted');
@@ -283,14 +299,7 @@ describe('handoff inside one process: failure paths', () => {
 
   test("a waiter following a node of this process ends with its own session, not with that node's", async () => {
     const path = uniquePath('local-own-expiry');
-    // One connect string, two routes: the holder through A, the waiter through B.
-    const [viaA, viaB] = [await fx.proxy(), await fx.proxy()];
-    const cs = `${viaA.connectString},${viaB.connectString}`;
-    viaB.reject(true);
-    const holderSession = await pool.connect(cs, { sessionTimeoutMs: 10000 });
-    viaB.reject(false);
-    viaA.reject(true);
-    const waiterSession = await pool.connect(cs, { sessionTimeoutMs: 4000, renewOnLoss: false });
+    const { viaA, viaB, holderSession, waiterSession } = await twoRoutes({ sessionTimeoutMs: 4000, renewOnLoss: false });
     const holder = await new Mutex(holderSession, path).acquire();
     const waiting = new Mutex(waiterSession, path).acquire();
     waiting.catch(() => undefined);
@@ -307,14 +316,7 @@ describe('handoff inside one process: failure paths', () => {
 
   test('told by this process while its own connection is down, a waiter is granted only once its session is back', async () => {
     const path = uniquePath('local-suspended');
-    // One connect string (so one process's sessions, sharing what they know), two routes.
-    const [viaA, viaB] = [await fx.proxy(), await fx.proxy()];
-    const cs = `${viaA.connectString},${viaB.connectString}`;
-    viaB.reject(true);
-    const holderSession = await pool.connect(cs, { sessionTimeoutMs: 10000 });
-    viaB.reject(false);
-    viaA.reject(true);
-    const waiterSession = await pool.connect(cs, { sessionTimeoutMs: 10000 });
+    const { viaA, viaB, holderSession, waiterSession } = await twoRoutes({ sessionTimeoutMs: 10000 });
     const holder = await new Mutex(holderSession, path).acquire();
     const seen: string[] = [];
     waiterSession.on('state', (st) => seen.push(st));
