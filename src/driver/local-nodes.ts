@@ -25,7 +25,9 @@ interface LocalNode {
 }
 
 interface Sessions {
+  readonly owner: AbortSignal;
   readonly paths: Set<string>;
+  readonly unsubscribe: () => void;
 }
 
 /**
@@ -43,11 +45,11 @@ export class LocalNodes {
     let session = this.sessions.get(owner);
     if (!session) {
       const paths = new Set<string>();
-      onAbort(owner, () => {
+      const unsubscribe = onAbort(owner, () => {
         this.sessions.delete(owner);
         for (const p of paths) this.end(p, 'session-ended');
       });
-      session = { paths };
+      session = { owner, paths, unsubscribe };
       this.sessions.set(owner, session);
     }
     session.paths.add(path);
@@ -59,9 +61,11 @@ export class LocalNodes {
     const node = this.nodes.get(path);
     if (!node) return;
     this.nodes.delete(path);
-    // The session's entry stays until the session ends (one per session): an uncontended
-    // cycle would otherwise subscribe to its signal and unsubscribe again every time.
     node.session.paths.delete(path);
+    if (node.session.paths.size === 0 && this.sessions.get(node.session.owner) === node.session) {
+      node.session.unsubscribe();
+      this.sessions.delete(node.session.owner);
+    }
     if (node.followers) for (const follow of node.followers) follow(how);
   }
 

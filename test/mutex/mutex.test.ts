@@ -170,8 +170,10 @@ describe('exclusion and order', () => {
     const grants: LockHandle[] = [];
     const waiting = mutexes.slice(1).map((m) => m.acquire().then((h) => grants.push(h)));
     await queued(path, 21);
-    // Every waiter has sent its entry reads: the listing and its predecessor.
+    // Every waiter has sent its entry reads (the listing and its predecessor), and the server
+    // has answered them: a session's requests are answered in order, the sync's reply last.
     await waitFor(() => sessions.slice(1).every((s) => s.counters.getData >= 1), { timeoutMs: 5000, message: 'waiters settled' });
+    await Promise.all(sessions.slice(1).map((s) => s.sync(path)));
     const reads = (s: ZkSession): number => s.counters.getChildren + s.counters.getData + s.counters.exists;
     let current = holder;
     let currentSession = sessions[0]!;
