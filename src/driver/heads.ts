@@ -12,9 +12,11 @@
  *
  * Keys name a node as the driver does (connect string and path); our node names carry a fresh
  * random uuid each, so a key names one node of one ensemble (the same node through another
- * connect string simply finds no fact: it lists, as always). Facts are only memory: a held node's fact stays while its session lives, a released
- * node's for one to two rotations (the successor's notification comes within milliseconds; a
- * later one finds no fact and lists).
+ * connect string simply finds no fact: it lists, as always). Facts are only memory: a held
+ * node's fact stays while its session lives, a released node's for one to two rotations (the
+ * successor's notification comes within milliseconds; a later one finds no fact and lists).
+ * The exception above has a twin: a node granted after a write node went that has no fact here
+ * is never counted as a head, since that write node may have left a read node in its place.
  *
  * @module
  */
@@ -35,28 +37,28 @@ export class HeadFacts {
 
   constructor(private readonly rotateMs = HEAD_FACT_ROTATE_MS) {}
 
-  /** `path` (ours, of the session behind `session`) has nothing ahead of it. */
-  record(path: string, session: AbortSignal): void {
-    this.live.set(path, session);
+  /** Our node `key` (of the session behind `session`) has nothing ahead of it. */
+  record(key: string, session: AbortSignal): void {
+    this.live.set(key, session);
     this.timer ??= setInterval(() => this.rotate(), this.rotateMs).unref();
   }
 
-  /** `path`'s node was deleted (or its deletion ended): keep the fact a little longer. */
-  released(path: string): void {
-    if (this.live.delete(path)) this.recent.add(path);
+  /** Node `key` was deleted (or its deletion ended): keep the fact a little longer. */
+  released(key: string): void {
+    if (this.live.delete(key)) this.recent.add(key);
   }
 
-  /** `path`'s holder is about to put a node in its place: the fact no longer covers its successors. */
-  forget(path: string): void {
-    this.live.delete(path);
-    this.recent.delete(path);
-    this.old.delete(path);
+  /** Node `key`'s holder is about to put a node in its place: the fact no longer covers its successors. */
+  forget(key: string): void {
+    this.live.delete(key);
+    this.recent.delete(key);
+    this.old.delete(key);
     this.stopIfEmpty();
   }
 
-  /** Whether `path` was known to be the head of its queue (at some moment, by this process). */
-  knows(path: string): boolean {
-    return this.live.has(path) || this.recent.has(path) || this.old.has(path);
+  /** Whether node `key` was known to be the head of its queue (at some moment, by this process). */
+  knows(key: string): boolean {
+    return this.live.has(key) || this.recent.has(key) || this.old.has(key);
   }
 
   /** How many facts are kept (tests). */
@@ -73,10 +75,10 @@ export class HeadFacts {
   rotate(): void {
     this.old = this.recent;
     this.recent = new Set();
-    for (const [path, session] of this.live) {
+    for (const [key, session] of this.live) {
       if (!session.aborted) continue;
-      this.live.delete(path);
-      this.recent.add(path);
+      this.live.delete(key);
+      this.recent.add(key);
     }
     this.stopIfEmpty();
   }

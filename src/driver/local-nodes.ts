@@ -26,6 +26,7 @@ interface LocalNode {
 
 interface Sessions {
   readonly owner: AbortSignal;
+  /** Keys of its nodes. */
   readonly paths: Set<string>;
   readonly unsubscribe: () => void;
 }
@@ -39,29 +40,29 @@ export class LocalNodes {
   private readonly nodes = new Map<string, LocalNode>();
   private readonly sessions = new Map<AbortSignal, Sessions>();
 
-  /** Our node at `path` is in its queue, in the session behind `owner` (not yet ended). */
-  add(path: string, owner: AbortSignal): void {
-    if (owner.aborted || this.nodes.has(path)) return;
+  /** Our node `key` is in its queue, in the session behind `owner` (not yet ended). */
+  add(key: string, owner: AbortSignal): void {
+    if (owner.aborted || this.nodes.has(key)) return;
     let session = this.sessions.get(owner);
     if (!session) {
       const paths = new Set<string>();
       const unsubscribe = onAbort(owner, () => {
         this.sessions.delete(owner);
-        for (const p of paths) this.end(p, 'session-ended');
+        for (const k of paths) this.end(k, 'session-ended');
       });
       session = { owner, paths, unsubscribe };
       this.sessions.set(owner, session);
     }
-    session.paths.add(path);
-    this.nodes.set(path, { followers: undefined, session });
+    session.paths.add(key);
+    this.nodes.set(key, { followers: undefined, session });
   }
 
-  /** Our node at `path` ended; its followers are told (at once, in order of following). */
-  end(path: string, how: End): void {
-    const node = this.nodes.get(path);
+  /** Our node `key` ended; its followers are told (at once, in order of following). */
+  end(key: string, how: End): void {
+    const node = this.nodes.get(key);
     if (!node) return;
-    this.nodes.delete(path);
-    node.session.paths.delete(path);
+    this.nodes.delete(key);
+    node.session.paths.delete(key);
     if (node.session.paths.size === 0 && this.sessions.get(node.session.owner) === node.session) {
       node.session.unsubscribe();
       this.sessions.delete(node.session.owner);
@@ -70,11 +71,11 @@ export class LocalNodes {
   }
 
   /**
-   * Follows our node at `key` (its `path`) like a one-shot watch: `changed` resolves with NODE_DELETED once
-   * it is deleted, or with NODE_DATA_CHANGED once its session ended (look again: with a server
-   * watch, it is not ours any more); aborting `abort` stops following. Undefined when `path` is
-   * not a node of ours in a queue now (a node of another process, or one already gone: a server
-   * watch answers then).
+   * Follows our node `key` (at `path`) like a one-shot watch: `changed` resolves with
+   * NODE_DELETED once it is deleted, or with NODE_DATA_CHANGED once its session ended (look
+   * again: with a server watch, it is not ours any more); aborting `abort` stops following.
+   * Undefined when `key` is not a node of ours in a queue now (a node of another process, or one
+   * already gone: a server watch answers then).
    */
   follow(key: string, path: string): { abort: AbortController; changed: Promise<WatchEvent> } | undefined {
     const node = this.nodes.get(key);
@@ -89,9 +90,9 @@ export class LocalNodes {
     return { abort, changed };
   }
 
-  /** Whether `path` is a node of ours in a queue now. */
-  has(path: string): boolean {
-    return this.nodes.has(path);
+  /** Whether `key` is a node of ours in a queue now. */
+  has(key: string): boolean {
+    return this.nodes.has(key);
   }
 
   /** How many nodes are kept (tests). */
