@@ -188,6 +188,8 @@ export class LockDriver {
   private marks: boolean;
   /** The directory's creation, while on its way. */
   private making: Promise<void> | undefined;
+  /** Children in the directory when a wait of this driver last looked (see afterWait). */
+  private lastSize = 0;
 
   constructor(
     private readonly session: ZkSession,
@@ -601,7 +603,7 @@ export class LockDriver {
     const listing = entered.listing as Promise<Listing>;
     entered.listing = undefined;
     const { children, stat } = await raceAbort(listing, giveUp);
-    view.size = children.length;
+    view.size = this.lastSize = children.length;
     await raceAbort(Promise.resolve(req.onListing?.(stat, children)), giveUp);
     return this.decide(children, ours, count, view);
   }
@@ -621,10 +623,11 @@ export class LockDriver {
    */
   private async handedOver(nodes: readonly QueueNode[], giveUp: AbortSignal | undefined, view: View, known: Set<string>): Promise<boolean> {
     const node = nodes[0];
-    if (!this.spec.handoff || nodes.length !== 1 || node === undefined || view.size < MARK_MIN_CHILDREN) return false;
+    // Long as last seen by any wait of this driver: ours may have looked while it was short.
+    if (!this.spec.handoff || nodes.length !== 1 || node === undefined || Math.max(view.size, this.lastSize) < MARK_MIN_CHILDREN) return false;
     try {
       const { data, stat } = await raceAbort(this.session.getData(this.dir), giveUp);
-      view.size = stat.numChildren;
+      view.size = this.lastSize = stat.numChildren;
       const held = data.length === Buffer.byteLength(node.name) && data.toString('utf8') === node.name;
       if (held) known.add(node.name);
       return held;
@@ -634,15 +637,19 @@ export class LockDriver {
     }
   }
 
-  /** How a grant after a wait is released: see {@link HeldNodes.markRelease}. */
+  /**
+   * How a grant after a wait is released: see {@link HeldNodes.markRelease}. The directory's
+   * length is the latest any wait of this driver saw: a wait granted in memory read nothing
+   * since it entered, when the directory may have been far shorter than its successor's now.
+   */
   private afterWait(view: View): 'plain' | 'mark' {
-    return this.spec.handoff && view.size >= MARK_MIN_CHILDREN ? 'mark' : 'plain';
+    return this.spec.handoff && Math.max(view.size, this.lastSize) >= MARK_MIN_CHILDREN ? 'mark' : 'plain';
   }
 
   /** The decision on a fresh listing. */
   private async relist(ours: string, count: number, giveUp: AbortSignal | undefined, view: View): Promise<Waiting | undefined> {
     const { children } = await raceAbort(this.session.getChildren(this.dir), giveUp);
-    view.size = children.length;
+    view.size = this.lastSize = children.length;
     return this.decide(children, ours, count, view);
   }
 

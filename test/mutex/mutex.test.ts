@@ -415,6 +415,34 @@ describe('handoff: a woken waiter learns its predecessor held from one small rea
     assert.deepEqual(await lockNodes(queuedAt), []);
   });
 
+  test('waits that entered while the directory was short, handing over once it is long, use the mark as the directory is now', async () => {
+    const path = uniquePath('grown');
+    // Three processes: the holder, P and W (each of its own), so W is told of P by the server.
+    const [s0, s1, s2] = await fx.sessionsApart(3);
+    const [mP, mW] = [new Mutex(s1!, path), new Mutex(s2!, path)];
+    const holder = await new Mutex(s0!, path).acquire();
+    const p = mP.acquire();
+    await queued(path, 2);
+    const w = mW.acquire();
+    await queued(path, 3); // P and W listed a directory of 2 and 3 children
+    // The directory grows long; later waits of the same two instances list it so.
+    await Promise.all(Array.from({ length: MARK_MIN_CHILDREN }, (_, i) => fx.observer.create(`${path}/pad-${i}`)));
+    const later = [mP.acquire(), mW.acquire()];
+    await waitFor(() => s1!.counters.getChildren >= 2 && s2!.counters.getChildren >= 2, { timeoutMs: 5000, message: 'the later waits listed' });
+    await Promise.all([s1!.sync(path), s2!.sync(path)]);
+    const before = s2!.counters;
+    await holder.release();
+    const ph = await withTimeout(p, 5000, 'P granted');
+    await ph.release(); // P waited, and the directory is long: it names its node
+    const wh = await withTimeout(w, 5000, 'W granted');
+    const after = s2!.counters;
+    assert.equal(after.getChildren - before.getChildren, 0, 'W did not list the long directory');
+    assert.equal(after.getData - before.getData, 1, 'W read the mark');
+    await wh.release();
+    await withTimeout(Promise.all(later.map(async (l) => (await l).release())), 5000, 'the later waits granted in turn');
+    assert.deepEqual(await lockNodes(path), []);
+  });
+
   test('a marked release whose reply is lost: retried, it resolves (no NotHeldError), the node is gone and named', async () => {
     const path = uniquePath('mark-lost-reply');
     const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
