@@ -16,6 +16,15 @@ import type { AuthInfo, ConnectionState } from './types.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, validatePath } from './validate.js';
 
 /**
+ * Whether a session in `state` can be sent requests now (what `waitConnected` waits for).
+ *
+ * @internal
+ */
+export function isConnectedState(state: ConnectionState): boolean {
+  return state === 'CONNECTED' || state === 'RECONNECTED' || state === 'READ_ONLY';
+}
+
+/**
  * `LOST` is raised this fraction of the session timeout after the send time of the last request
  * the server answered. The server cannot expire the session before the full timeout from that
  * instant (it counts from when it received the request, and rounds up to its next tick); the
@@ -273,7 +282,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
   }
 
   protected isConnected(): boolean {
-    return this.currentState === 'CONNECTED' || this.currentState === 'RECONNECTED' || this.currentState === 'READ_ONLY';
+    return isConnectedState(this.currentState);
   }
 
   // ---- lifecycle -------------------------------------------------------------------------

@@ -4,6 +4,7 @@
  * @internal
  * @module
  */
+import { isConnectedState } from '../client/lifecycle.js';
 import type { ZkSession } from '../client/session.js';
 
 /**
@@ -16,6 +17,5 @@ export const GRACE_MS = 500;
 
 /** {@link GRACE_MS} while `session` is connected, else 0. */
 export function graceFor(session: ZkSession): number {
-  const state = session.state;
-  return state === 'CONNECTED' || state === 'RECONNECTED' || state === 'READ_ONLY' ? GRACE_MS : 0;
+  return isConnectedState(session.state) ? GRACE_MS : 0;
 }

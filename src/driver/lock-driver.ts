@@ -9,6 +9,7 @@ import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import type { Op } from '../client/types.js';
 import { ZK_CONNECTION_LOSS } from '../client/error-map.js';
+import { isConnectedState } from '../client/lifecycle.js';
 import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NoAuthError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { Background, raceAbort, within } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
@@ -320,7 +321,7 @@ export class LockDriver {
       }
       // Told by this process, not by the server: hand out a lock only with a live session,
       // the one our node belongs to.
-      if (!connectedState(this.session.state)) await this.session.waitConnected({ signal: giveUp });
+      if (!isConnectedState(this.session.state)) await this.session.waitConnected({ signal: giveUp });
       if (entered.ownerSignal.aborted) throw new Restart(`the session of our node ${paths[0]} ended while we were granted`);
       if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
@@ -623,8 +624,7 @@ export class LockDriver {
    */
   private async handedOver(nodes: readonly QueueNode[], giveUp: AbortSignal | undefined, view: View, known: Set<string>): Promise<boolean> {
     const node = nodes[0];
-    // Long as last seen by any wait of this driver: ours may have looked while it was short.
-    if (!this.spec.handoff || nodes.length !== 1 || node === undefined || Math.max(view.size, this.lastSize) < MARK_MIN_CHILDREN) return false;
+    if (!this.spec.handoff || nodes.length !== 1 || node === undefined || !this.long(view)) return false;
     try {
       const { data, stat } = await raceAbort(this.session.getData(this.dir), giveUp);
       view.size = this.lastSize = stat.numChildren;
@@ -637,13 +637,18 @@ export class LockDriver {
     }
   }
 
-  /**
-   * How a grant after a wait is released: see {@link HeldNodes.markRelease}. The directory's
-   * length is the latest any wait of this driver saw: a wait granted in memory read nothing
-   * since it entered, when the directory may have been far shorter than its successor's now.
-   */
+  /** How a grant after a wait is released: see {@link HeldNodes.markRelease}. */
   private afterWait(view: View): 'plain' | 'mark' {
-    return this.spec.handoff && Math.max(view.size, this.lastSize) >= MARK_MIN_CHILDREN ? 'mark' : 'plain';
+    return this.spec.handoff && this.long(view) ? 'mark' : 'plain';
+  }
+
+  /**
+   * Whether the directory is long enough for the handoff mark: by the longer of our own last
+   * look and the latest look of any wait of this driver (a wait granted in memory read nothing
+   * since it entered, when the directory may have been far shorter than it is now).
+   */
+  private long(view: View): boolean {
+    return Math.max(view.size, this.lastSize) >= MARK_MIN_CHILDREN;
   }
 
   /** The decision on a fresh listing. */
@@ -916,10 +921,6 @@ export class WatchEvents {
 /** How a removal of our node ended: our deletion, found gone already, or its session ended first. */
 type Removal = 'deleted' | 'gone' | 'ended';
 
-
-function connectedState(state: string): boolean {
-  return state === 'CONNECTED' || state === 'RECONNECTED';
-}
 
 /**
  * Whether a grant after these deletions leaves nothing ahead of us: every node that stood
