@@ -8,7 +8,7 @@ import { ChaosProxy, expireSession, waitFor } from '../../src/testing/index.js';
 import { nextState, recordStates, ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
-const { pool, proxies } = fx;
+const { pool } = fx;
 
 async function proxied(options: { sessionTimeoutMs: number }): Promise<{ session: ZkSession; proxy: ChaosProxy }> {
   const proxy = await fx.proxy();
@@ -62,8 +62,7 @@ describe('silent partition (blackhole)', () => {
   });
 
   test('a hung server (accepts TCP, never answers) in the connect string is failed over', async () => {
-    const hung = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(hung);
+    const hung = await fx.proxy();
     hung.blackhole();
     // The client shuffles hosts; whichever it tries first, it must end up connected.
     for (let i = 0; i < 3; i++) {
@@ -121,8 +120,7 @@ describe('server restart and expiry', () => {
   });
 
   test('with renewOnLoss off, LOST is final: calls fail with SessionExpiredError', async () => {
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     const session = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000, renewOnLoss: false });
     await expireSession(session, proxy);
     assert.equal(session.state, 'LOST');

@@ -11,14 +11,13 @@ import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testi
 import { nextState, ServerFixture, uniquePath, childrenOf } from '../helpers.js';
 
 const fx = new ServerFixture();
-const { pool, proxies } = fx;
+const { pool } = fx;
 
 const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
 /** A session whose only route to the server is its own ChaosProxy. */
 async function proxied(options = {}): Promise<{ session: ZkSession; proxy: ChaosProxy }> {
-  const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-  proxies.push(proxy);
+  const proxy = await fx.proxy();
   return { session: await pool.connect(proxy.connectString, options), proxy };
 }
 

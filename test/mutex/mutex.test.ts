@@ -10,7 +10,7 @@ import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testi
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
-const { pool, proxies } = fx;
+const { pool } = fx;
 
 const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
@@ -229,8 +229,7 @@ describe('handoff inside one process', () => {
 
   test('a waiter following a node of this process whose session expires is woken, and waits on the server for what is left', async () => {
     const path = uniquePath('local-expiry');
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     const [s0] = await sessionsN(1);
     // The same connect string as the victim's: one process's sessions, sharing what they know.
     const victimSession = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000, renewOnLoss: false });
@@ -445,8 +444,7 @@ describe('handoff: a woken waiter learns its predecessor held from one small rea
 
   test('a marked release whose reply is lost: retried, it resolves (no NotHeldError), the node is gone and named', async () => {
     const path = uniquePath('mark-lost-reply');
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     const victim = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
     const [s1] = await sessionsN(1);
     // A long directory, so that a holder that waited marks its release.
@@ -492,8 +490,7 @@ describe('handoff: a woken waiter learns its predecessor held from one small rea
 
   test('a predecessor that gave up or whose session expired while waiting hands nothing over', async () => {
     const path = uniquePath('no-handoff');
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     // Not renewed: its acquisition must not re-enter the queue in a new session.
     const victimSession = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000, renewOnLoss: false });
     // Each of its own process: woken waiters consult the server, not this process.
@@ -581,8 +578,7 @@ describe('giving up leaves nothing behind', () => {
 
   test('connection loss right after the create is sent: one node for the attempt, none orphaned', async () => {
     const path = uniquePath('lost-create');
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     const victim = await pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
     const holder = await new Mutex(fx.observer, path).acquire();
     const m = new Mutex(victim, path, { participantId: 'victim' });
@@ -605,8 +601,7 @@ describe('giving up leaves nothing behind', () => {
 describe('failures while holding', () => {
   test("the holder's session expires: signal aborts with LockLostError, the next waiter gets the lock, the old release does not touch it", async () => {
     const path = uniquePath('expiry');
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     const victimSession = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
     const [s2] = await sessionsN(1);
     const victim = new Mutex(victimSession, path);

@@ -10,11 +10,11 @@ import { describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../../src/errors.js';
 import { DistributedQueue, type Delivery, type ZkSession } from '../../src/index.js';
 import { BUCKET_CAPACITY, itemSeq } from '../../src/queue/layout.js';
-import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
+import { expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
-const { pool, proxies } = fx;
+const { pool } = fx;
 
 const sessionsN = (n: number, options = {}): Promise<ZkSession[]> => fx.sessionsN(n, options);
 
@@ -219,8 +219,7 @@ describe('at-most-once takes', () => {
 
   test('a poll whose delete reply is lost never returns an item another consumer took meanwhile', async () => {
     const path = uniquePath('lost-reply');
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     const victim = await pool.connect(proxy.connectString);
     const [so] = await sessionsN(1);
     const qv = new DistributedQueue(victim, path);
@@ -297,8 +296,7 @@ describe('at-least-once consumers', () => {
 
   test("a consumer's session expires mid-item: its signal aborts, another consumer gets the item again and acknowledges it once; the late acknowledgement deletes nothing new", async () => {
     const path = uniquePath('expiry');
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     const sA = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
     const [sB] = await sessionsN(1);
     const qA = new DistributedQueue(sA, path, { participantId: 'A' });
@@ -363,8 +361,7 @@ describe('at-least-once consumers', () => {
 
   test('an expired consumer acknowledges one item and fails another late, while a second consumer holds both again: neither item nor the new claims are touched', async () => {
     const path = uniquePath('late-ack-release');
-    const proxy = await ChaosProxy.start({ targetPort: fx.server.port });
-    proxies.push(proxy);
+    const proxy = await fx.proxy();
     const sA = await pool.connect(proxy.connectString);
     const [sB] = await sessionsN(1);
     const qA = new DistributedQueue(sA, path, { participantId: 'A' });
