@@ -7,7 +7,7 @@
  * @module
  */
 import type { Socket } from 'node:net';
-import { CM_STATE, createRawClient, forgetWatcher, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
+import { CM_STATE, createRawClient, exists, forgetWatcher, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
@@ -195,7 +195,7 @@ export class Generation {
     this.heartbeatInFlight = true;
     const sentAt = performance.now();
     this.hooks.heartbeatSent();
-    this.raw.exists('/', undefined, (err) => {
+    exists(this.raw, '/', undefined, (err) => {
       this.heartbeatInFlight = false;
       if (answeredByServer(err)) this.heard(sentAt);
     });

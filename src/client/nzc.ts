@@ -12,6 +12,7 @@ import ExceptionExports from 'node-zookeeper-client/lib/Exception.js';
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import type { Acl, Op } from './types.js';
 import { CREATE_MODE_FLAGS } from './types.js';
+import { OPCODE, readFrame, removeWatchesFrame, setDataFrame, syncFrame, type Frame } from './wire.js';
 
 /** Raw jute Stat: longs are 8-byte big-endian buffers. */
 export interface RawStat {
@@ -125,8 +126,6 @@ interface NzcModule {
 
 interface JuteModule {
   OP_CODES: Record<string, number>;
-  Request: new (header: unknown, payload: unknown) => RawRequest;
-  protocol: { RequestHeader: new () => { type: number; xid: number }; CreateRequest: new () => object };
 }
 
 const nzc = nzcModule as NzcModule;
@@ -188,11 +187,13 @@ function assertInternals(): void {
     typeof cm.watcherManager.existenceWatchers === 'object' &&
     typeof probe.transaction().ops === 'object' &&
     typeof jute.OP_CODES.MULTI === 'number' &&
-    typeof jute.Request === 'function' &&
-    typeof jute.protocol.CreateRequest === 'function' &&
     jute.OP_CODES.GET_DATA === 4 &&
     jute.OP_CODES.CREATE === 1 &&
-    jute.OP_CODES.DELETE === 2;
+    jute.OP_CODES.DELETE === 2 &&
+    jute.OP_CODES.EXISTS === 3 &&
+    jute.OP_CODES.SET_DATA === 5 &&
+    jute.OP_CODES.GET_CHILDREN2 === 12 &&
+    typeof (cm as { pendingQueue?: unknown }).pendingQueue === 'object';
   if (!ok) {
     throw new Error(
       'zk-recipes: node-zookeeper-client internals changed; zk-recipes needs node-zookeeper-client@1.1.3 exactly',
@@ -236,6 +237,7 @@ export interface HandshakeHooks {
 }
 
 const AUTH_OP = 100;
+const NO_NODE = -101;
 const SET_WATCHES_OP = 101;
 
 /**
@@ -356,60 +358,42 @@ export const MULTI_RESULT_TYPES = { CREATE: 1, DELETE: 2, SET_DATA: 5, CHECK: 13
 /** Which server-side watches `removeWatches` clears. */
 export type RawWatchKind = 'child' | 'data';
 
-// The client has no removeWatches (opcode 18). Its reply handler only accepts opcodes it knows
-// and destroys the socket on others, so the header reports opcode 18 while being serialized and
-// DELETE (same empty reply body) afterwards, when the reply is matched to it.
-class RemoveWatchesPayload {
+/** A request encoded by hand (wire.ts): the client assigns its xid and writes the frame. */
+class FrameRequest implements RawRequest {
+  readonly header: { type: number; xid: number };
+  // No payload: the client prefixes the chroot to a payload's path, and the frame has it already.
+  readonly payload = null;
   constructor(
-    private path: string,
-    private readonly kind: number,
-  ) {}
-  setChrootPath(chroot: string | undefined): void {
-    if (chroot) this.path = this.path === '/' ? chroot : chroot + this.path;
+    private readonly frame: Frame,
+    parseAs: number,
+  ) {
+    this.header = { type: parseAs, xid: 0 };
   }
-  byteLength(): number {
-    return 4 + Buffer.byteLength(this.path) + 4;
-  }
-  serialize(buffer: Buffer, offset: number): number {
-    const len = Buffer.byteLength(this.path);
-    buffer.writeInt32BE(len, offset);
-    buffer.write(this.path, offset + 4);
-    buffer.writeInt32BE(this.kind, offset + 4 + len);
-    return this.byteLength();
+  toBuffer(): Buffer {
+    return this.frame.seal(this.header.xid);
   }
 }
 
 /**
- * Sends a request with an opcode the client does not know. Its reply handler only accepts
- * opcodes it knows (and destroys the socket on others), so the header reports `wireType`
- * while being serialized and `parseAs` afterwards, when the reply is matched to it: `parseAs`
- * must be an opcode whose reply body has the same wire format.
+ * Queues a frame. Its reply is parsed as the reply of op `parseAs`, which must have the reply
+ * body's wire format (create2's is getData's, sync's a create's, removeWatches' a delete's).
  */
-function sendAs(client: RawClient, wireType: number, parseAs: number, payload: unknown, cb: (err: RawError | null, response?: { payload: unknown }) => void): void {
-  const header = new jute.protocol.RequestHeader();
-  let sent = false;
-  Object.defineProperty(header, 'type', {
-    get: () => (sent ? parseAs : wireType),
-    set: () => undefined,
-    enumerable: true,
-  });
-  const request = new jute.Request(header, payload);
-  const toBuffer = request.toBuffer.bind(request);
-  request.toBuffer = () => {
-    const buffer = toBuffer();
-    sent = true;
-    return buffer;
-  };
-  client.connectionManager.queue(request, cb as (err: RawError | null) => void);
+export function sendFrame(client: RawClient, frame: Frame, parseAs: number, cb: (err: RawError | null, response?: { payload: unknown }) => void): void {
+  client.connectionManager.queue(new FrameRequest(frame, parseAs), cb as (err: RawError | null) => void);
+}
+
+/** The chroot the client prefixes to paths ('' for none). */
+export function chrootOfClient(client: RawClient): string {
+  return client.connectionManager.chrootPath ?? '';
 }
 
 /**
  * Removes this session's server-side watches of `kind` on `path` (ZooKeeper 3.5+). A reply of
- * NO_WATCHER (-121) means the watch already fired or was never set.
+ * NO_WATCHER (-121) means the watch already fired or was never set. The client has no such
+ * request; its reply has no body, like a delete's.
  */
 export function removeWatches(client: RawClient, path: string, kind: RawWatchKind, cb: (err: RawError | null) => void): void {
-  // removeWatches (18) has an empty reply body, like delete.
-  sendAs(client, 18, jute.OP_CODES.DELETE ?? 2, new RemoveWatchesPayload(path, kind === 'child' ? 1 : 2), (err) => cb(err));
+  sendFrame(client, removeWatchesFrame(chrootOfClient(client), path, kind === 'child' ? 1 : 2), jute.OP_CODES.DELETE ?? 2, (err) => cb(err));
 }
 
 /**
@@ -417,17 +401,8 @@ export function removeWatches(client: RawClient, path: string, kind: RawWatchKin
  * learns its czxid without another round trip. The reply (path as a length-prefixed string,
  * then a Stat) has the wire format of a getData reply (length-prefixed bytes, then a Stat).
  */
-export function create2(
-  client: RawClient,
-  path: string,
-  data: Buffer | undefined,
-  acls: RawAclObject[],
-  mode: number,
-  cb: (err: RawError | null, path?: string, stat?: RawStat) => void,
-): void {
-  const payload = new jute.protocol.CreateRequest();
-  Object.assign(payload, { path, data, acl: acls.map((a) => a.toRecord()), flags: mode });
-  sendAs(client, 15, jute.OP_CODES.GET_DATA ?? 4, payload, (err, response) => {
+export function create2(client: RawClient, frame: Frame, cb: (err: RawError | null, path?: string, stat?: RawStat) => void): void {
+  sendFrame(client, frame, jute.OP_CODES.GET_DATA ?? 4, (err, response) => {
     if (err) return cb(err);
     const reply = response?.payload as { data: Buffer; stat: RawStat };
     let created = reply.data.toString('utf8');
@@ -438,20 +413,14 @@ export function create2(
   });
 }
 
-// SyncRequest is the path alone.
-class SyncPayload {
-  constructor(private path: string) {}
-  setChrootPath(chroot: string | undefined): void {
-    if (chroot) this.path = this.path === '/' ? chroot : chroot + this.path;
-  }
-  byteLength(): number {
-    return 4 + Buffer.byteLength(this.path);
-  }
-  serialize(buffer: Buffer, offset: number): number {
-    buffer.writeInt32BE(Buffer.byteLength(this.path), offset);
-    buffer.write(this.path, offset + 4);
-    return this.byteLength();
-  }
+/** create (opcode 1); its reply is the created path, which the client strips of the chroot. */
+export function create(client: RawClient, frame: Frame, cb: (err: RawError | null, path?: string) => void): void {
+  sendFrame(client, frame, jute.OP_CODES.CREATE ?? 1, (err, response) => (err ? cb(err) : cb(null, (response?.payload as { path: string }).path)));
+}
+
+/** delete (opcode 2); the reply has no body. */
+export function remove(client: RawClient, frame: Frame, cb: (err: RawError | null) => void): void {
+  sendFrame(client, frame, jute.OP_CODES.DELETE ?? 2, (err) => cb(err));
 }
 
 /**
@@ -460,7 +429,47 @@ class SyncPayload {
  * reply (the path as a length-prefixed string) has the wire format of a create reply.
  */
 export function sendSync(client: RawClient, path: string, cb: (err: RawError | null) => void): void {
-  sendAs(client, 9, jute.OP_CODES.CREATE ?? 1, new SyncPayload(path), (err) => cb(err));
+  sendFrame(client, syncFrame(chrootOfClient(client), path), jute.OP_CODES.CREATE ?? 1, (err) => cb(err));
+}
+
+/**
+ * exists (opcode 3). A NoNode is an answer (null), not an error. A `watcher` is filed as the
+ * client files its own: under data watches if the node exists, existence watches if not.
+ */
+export function exists(client: RawClient, path: string, watcher: Watcher | undefined, cb: Cb<RawStat | null>): void {
+  sendFrame(client, readFrame(OPCODE.EXISTS, chrootOfClient(client), path, watcher !== undefined), jute.OP_CODES.EXISTS ?? 3, (err, response) => {
+    if (err && err.code !== NO_NODE) return cb(err, null);
+    if (watcher) registerWatcher(client, err ? 'exists' : 'data', path, watcher);
+    cb(null, err ? null : (response?.payload as { stat: RawStat }).stat);
+  });
+}
+
+/** getData (opcode 4); a `watcher` is filed under data watches once the reply came. */
+export function getData(client: RawClient, path: string, watcher: Watcher | undefined, cb: (err: RawError | null, data: Buffer | null, stat: RawStat | undefined) => void): void {
+  sendFrame(client, readFrame(OPCODE.GET_DATA, chrootOfClient(client), path, watcher !== undefined), jute.OP_CODES.GET_DATA ?? 4, (err, response) => {
+    if (err) return cb(err, null, undefined);
+    if (watcher) registerWatcher(client, 'data', path, watcher);
+    const reply = response?.payload as { data: Buffer | null; stat: RawStat };
+    cb(null, reply.data, reply.stat);
+  });
+}
+
+/** getChildren2 (opcode 12); a `watcher` is filed under child watches once the reply came. */
+export function getChildren(client: RawClient, path: string, watcher: Watcher | undefined, cb: (err: RawError | null, children: string[], stat: RawStat | undefined) => void): void {
+  sendFrame(client, readFrame(OPCODE.GET_CHILDREN2, chrootOfClient(client), path, watcher !== undefined), jute.OP_CODES.GET_CHILDREN2 ?? 12, (err, response) => {
+    if (err) return cb(err, [], undefined);
+    if (watcher) registerWatcher(client, 'child', path, watcher);
+    const reply = response?.payload as { children: string[]; stat: RawStat };
+    cb(null, reply.children, reply.stat);
+  });
+}
+
+/** setData (opcode 5); resolves to the new Stat. */
+export function setData(client: RawClient, path: string, data: Buffer | undefined, version: number, cb: Cb<RawStat | undefined>): void {
+  sendFrame(client, setDataFrame(chrootOfClient(client), path, data, version), jute.OP_CODES.SET_DATA ?? 5, (err, response) => {
+    if (err) return cb(err, undefined);
+    cb(null, (response?.payload as { stat: RawStat }).stat);
+  });
 }
 
 /** The client's three watcher tables. */

@@ -19,7 +19,8 @@ import { DEFAULT_MAX_PACKET_BYTES, multiSize, requestSize } from './encoding.js'
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
-import { create2, MULTI_RESULT_TYPES, rawMulti, sendSync, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
+import { chrootOfClient, create, create2, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
+import { createFrame, deleteFrame, encodeAcls, OPCODE } from './wire.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
@@ -62,6 +63,10 @@ interface CallSpec {
 }
 
 /** Wire code of a throttled request (not applied: safe to send again). */
+/** The open ACL, encoded once (most creates use it). */
+const OPEN_ACL_BYTES = encodeAcls(Acls.OPEN);
+const EMPTY = Buffer.alloc(0);
+
 const THROTTLED = 'THROTTLED_OP';
 
 const noop = (): void => undefined;
@@ -254,11 +259,11 @@ export class ZkSession extends SessionLifecycle {
   create(path: string, options: CreateCallOptions = {}): Promise<string> {
     return this.guard(() => {
       const { data, acls, flags, signal } = this.prepareCreate(path, options);
-      return this.retrying(() => this.call<string>('create', path, (g, done) => g.raw.create(path, data, acls, flags, done), { signal }), signal, 'write');
+      return this.retrying(() => this.call<string>('create', path, (g, done) => create(g.raw, createFrame(OPCODE.CREATE, chrootOfClient(g.raw), path, data, acls, flags), done), { signal }), signal, 'write');
     });
   }
 
-  private prepareCreate(path: string, options: CreateCallOptions): { data: Buffer | undefined; acls: ReturnType<typeof toRawAcls>; flags: number; signal: AbortSignal | undefined } {
+  private prepareCreate(path: string, options: CreateCallOptions): { data: Buffer | undefined; acls: Buffer; flags: number; signal: AbortSignal | undefined } {
     validatePath(path);
     checkOptions(options);
     const signal = checkSignal(options.signal);
@@ -266,7 +271,7 @@ export class ZkSession extends SessionLifecycle {
     const mode = checkMode(options.mode, 'mode');
     const acl = checkAcl(options.acl);
     this.checkPacket(requestSize({ type: 'create', path, data, acl }, this.chrootLength), 'create', path);
-    return { data, acls: toRawAcls(acl), flags: CREATE_MODE_FLAGS[mode], signal };
+    return { data, acls: acl === Acls.OPEN ? OPEN_ACL_BYTES : encodeAcls(acl), flags: CREATE_MODE_FLAGS[mode], signal };
   }
 
   /**
@@ -282,7 +287,7 @@ export class ZkSession extends SessionLifecycle {
             'create',
             path,
             (g, done) =>
-              create2(g.raw, path, data, acls, flags, (err, created, stat) =>
+              create2(g.raw, createFrame(OPCODE.CREATE2, chrootOfClient(g.raw), path, data, acls, flags), (err, created, stat) =>
                 done(err, err || !created || !stat ? undefined : { type: 'create', path: created, stat: toStat(stat) }),
               ),
             { signal },
@@ -313,7 +318,7 @@ export class ZkSession extends SessionLifecycle {
               path,
               (g, done) => {
                 sends += 1;
-                g.raw.remove(path, version, done);
+                remove(g.raw, deleteFrame(chrootOfClient(g.raw), path, version), done);
               },
               { signal },
             );
@@ -349,7 +354,7 @@ export class ZkSession extends SessionLifecycle {
     return this.guard(() => {
       validatePath(path);
       const signal = callSignal(options);
-      return this.retrying(() => this.call<RawStat | null>('exists', path, (g, done) => g.raw.exists(path, undefined, done), { signal, abandonable: true }), signal, 'read').then((s) =>
+      return this.retrying(() => this.call<RawStat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true }), signal, 'read').then((s) =>
         s ? toStat(s) : null,
       );
     });
@@ -372,10 +377,10 @@ export class ZkSession extends SessionLifecycle {
       validateVersion(options.version, path);
       const signal = checkSignal(options.signal);
       if (data === undefined) throw new InvalidArgumentError(`setData of ${path}: data must be a Uint8Array or a string, got undefined`, { path });
-      const buf = toBuffer(data, this.maxDataBytes, path) ?? null;
-      this.checkPacket(requestSize({ type: 'setData', path, data: buf ?? Buffer.alloc(0) }, this.chrootLength), 'setData', path);
+      const buf = toBuffer(data, this.maxDataBytes, path);
+      this.checkPacket(requestSize({ type: 'setData', path, data: buf ?? EMPTY }, this.chrootLength), 'setData', path);
       const version = options.version ?? -1;
-      return this.retrying(() => this.call<RawStat>('setData', path, (g, done) => g.raw.setData(path, buf, version, done), { signal }), signal, 'write').then(toStat);
+      return this.retrying(() => this.call<RawStat>('setData', path, (g, done) => setData(g.raw, path, buf, version, done), { signal }), signal, 'write').then(toStat);
     });
   }
 
@@ -414,7 +419,7 @@ export class ZkSession extends SessionLifecycle {
         path,
         (g, done) => {
           const fn = g.watcherFor('data', path);
-          g.raw.exists(path, fn, (err, stat) => {
+          exists(g.raw, path, fn, (err, stat) => {
             if (err) g.unsent('data', path, fn);
             // The client files exists-watches on existing nodes in a table it never fires on
             // deletion; file them under data watches instead so NODE_DELETED reaches us.
@@ -470,12 +475,12 @@ export class ZkSession extends SessionLifecycle {
   private rawGetData(path: string, spec: CallSpec, arm?: Arm): Promise<DataResult> {
     return this.call<DataResult>('getData', path, (g, done) => {
       const fn = arm ? g.watcherFor('data', path) : undefined;
-      g.raw.getData(path, fn, (err, data, stat) => {
+      getData(g.raw, path, fn, (err, data, stat) => {
         if (fn) {
           if (err) g.unsent('data', path, fn);
           else arm?.(g, ['data'], fn);
         }
-        done(err, err ? undefined : { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+        done(err, err || !stat ? undefined : { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
       });
     }, spec);
   }
@@ -483,12 +488,12 @@ export class ZkSession extends SessionLifecycle {
   private rawGetChildren(path: string, spec: CallSpec, arm?: Arm): Promise<ChildrenResult> {
     return this.call<ChildrenResult>('getChildren', path, (g, done) => {
       const fn = arm ? g.watcherFor('child', path) : undefined;
-      g.raw.getChildren(path, fn, (err, children, stat) => {
+      getChildren(g.raw, path, fn, (err, children, stat) => {
         if (fn) {
           if (err) g.unsent('child', path, fn);
           else arm?.(g, ['child'], fn);
         }
-        done(err, err ? undefined : { children, stat: toStat(stat) });
+        done(err, err || !stat ? undefined : { children, stat: toStat(stat) });
       });
     }, spec);
   }

@@ -257,6 +257,30 @@ describe('session features', () => {
     assert.deepEqual(await w.changed, { type: 'NODE_DATA_CHANGED', path: '/inside' });
     const [r] = await chrooted.multi([{ type: 'create', path: '/m' }]);
     assert.deepEqual(r, { type: 'create', path: '/m' });
+    // Every request kind the session encodes itself, with the chroot in front.
+    const created = await chrooted.createWithStat('/s', { data: 'z' });
+    assert.equal(created.path, '/s');
+    assert.equal(created.stat.czxid, (await s.exists(`${root}/s`))?.czxid);
+    assert.equal((await chrooted.exists('/inside'))?.version, 1);
+    assert.equal(await chrooted.exists('/nope'), null);
+    assert.deepEqual((await chrooted.getChildren('/')).children.sort(), ['inside', 'm', 's', seq.slice(1)].sort());
+    assert.equal((await chrooted.getData('/s')).data.toString(), 'z');
+    assert.equal((await chrooted.setData('/s', 'w')).version, 1);
+    assert.equal((await s.getData(`${root}/s`)).data.toString(), 'w');
+    await chrooted.sync('/');
+    const appear = await chrooted.existsWatch('/nope');
+    const kids = await chrooted.getChildrenWatch('/');
+    await s.create(`${root}/nope`);
+    assert.deepEqual(await appear.changed, { type: 'NODE_CREATED', path: '/nope' });
+    assert.deepEqual(await kids.changed, { type: 'NODE_CHILDREN_CHANGED', path: '/' });
+    // An abandoned watch is removed on the server at the chrooted path.
+    const ac = new AbortController();
+    const dropped = await chrooted.getDataWatch('/s', { signal: ac.signal });
+    ac.abort();
+    await assert.rejects(dropped.changed);
+    await waitFor(async () => !((await server.watchesBySession()).get(`0x${chrooted.sessionId.toString(16)}`) ?? []).includes(`${root}/s`), { timeoutMs: 5000, message: 'the chrooted watch removed on the server' });
+    await chrooted.delete('/s');
+    assert.equal(await s.exists(`${root}/s`), null);
     await s.deleteRecursive(root);
   });
 
