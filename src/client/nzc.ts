@@ -75,6 +75,7 @@ export interface RawConnectionManager {
   /** Bytes of a reply not complete yet (the client never clears them on a new connection). */
   pendingBuffer: Buffer | null;
   onSocketConnected(): void;
+  onSocketData(chunk: Buffer): void;
   onSocketTimeout(): void;
   connect(): void;
   setState(state: number): void;
@@ -173,6 +174,7 @@ function assertInternals(): void {
     cm !== undefined &&
     typeof cm.queue === 'function' &&
     typeof cm.onSocketConnected === 'function' &&
+    typeof cm.onSocketData === 'function' &&
     typeof cm.onSocketTimeout === 'function' &&
     typeof cm.connect === 'function' &&
     typeof cm.setState === 'function' &&
@@ -261,7 +263,8 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
   // The session heartbeats on its own schedule (generation.ts); the client's own ping after a
   // third of the timeout of socket idleness would be a second request for the same purpose.
   cm.onSocketTimeout = function (): void {};
-  // The client binds this when it opens each socket, so the instance property is what runs.
+  // The client binds these when it opens each socket, so the instance properties are what run.
+  cm.onSocketData = frameReplies(cm.onSocketData);
   cm.onSocketConnected = function (this: RawConnectionManager): void {
     if (!hooks.allowed()) {
       this.socket?.destroy();
@@ -279,6 +282,34 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
     const rest = queue.filter((p) => kind(p) !== AUTH_OP && kind(p) !== SET_WATCHES_OP);
     queue.length = 0;
     queue.push(...fresh.filter((p) => kind(p) === AUTH_OP), ...fresh.filter((p) => kind(p) !== AUTH_OP), ...rest);
+  };
+}
+
+/**
+ * Hands the client's reply handler one complete frame at a time. Given a chunk of several, it
+ * handles the first and then concatenates the rest with an empty buffer to recurse, a copy of
+ * the remaining bytes per reply. What is left of a frame waits in `pendingBuffer`, as before,
+ * so a new connection's handshake still discards it. Once the handler drops the connection
+ * (a reply it cannot match), the rest of the chunk is dropped with it.
+ */
+export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer) => void): (this: RawConnectionManager, chunk: Buffer) => void {
+  return function (this: RawConnectionManager, chunk: Buffer): void {
+    const socket = this.socket;
+    const buffer = this.pendingBuffer ? Buffer.concat([this.pendingBuffer, chunk]) : chunk;
+    this.pendingBuffer = null;
+    let offset = 0;
+    while (buffer.length - offset >= 4) {
+      const size = buffer.readInt32BE(offset);
+      if (size < 0) {
+        socket?.destroy();
+        return;
+      }
+      if (buffer.length - offset - 4 < size) break;
+      handle.call(this, buffer.subarray(offset, offset + 4 + size));
+      offset += 4 + size;
+      if (this.socket !== socket || socket?.destroyed) return;
+    }
+    if (offset < buffer.length) this.pendingBuffer = buffer.subarray(offset);
   };
 }
 

@@ -6,9 +6,10 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { NodeData } from './types.js';
 
-// Characters ZooKeeper's PathUtils rejects.
-// eslint-disable-next-line no-control-regex
-const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/;
+/** Whether ZooKeeper's PathUtils rejects this UTF-16 code unit. */
+function forbidden(c: number): boolean {
+  return c <= 0x1f || (c >= 0x7f && c <= 0x9f) || (c >= 0xd800 && c <= 0xf8ff) || c >= 0xfff0;
+}
 
 /**
  * Throws {@link InvalidArgumentError} unless `path` is a valid absolute znode path: starts with
@@ -22,15 +23,22 @@ export function validatePath(path: unknown, what = 'path'): asserts path is stri
   if (problem) throw new InvalidArgumentError(`${what} ${JSON.stringify(path)} is not a valid znode path: ${problem}`);
 }
 
+// Loops over code units without allocating: this is on every request's path.
 function pathProblem(path: string): string | undefined {
-  if (!path.startsWith('/')) return 'it must start with "/"';
-  if (path === '/') return undefined;
-  if (path.endsWith('/')) return 'it must not end with "/"';
-  const m = FORBIDDEN.exec(path);
-  if (m) return `it contains the forbidden character U+${m[0].charCodeAt(0).toString(16).padStart(4, '0')}`;
-  for (const segment of path.slice(1).split('/')) {
-    if (segment === '') return 'it has an empty segment ("//")';
-    if (segment === '.' || segment === '..') return `it has a relative segment "${segment}"`;
+  if (path.charCodeAt(0) !== 0x2f) return 'it must start with "/"';
+  if (path.length === 1) return undefined;
+  if (path.charCodeAt(path.length - 1) === 0x2f) return 'it must not end with "/"';
+  for (let i = 1; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (forbidden(c)) return `it contains the forbidden character U+${c.toString(16).padStart(4, '0')}`;
+  }
+  let start = 1; // first index of the current segment
+  for (let i = 1; i <= path.length; i++) {
+    if (i < path.length && path.charCodeAt(i) !== 0x2f) continue;
+    const len = i - start;
+    if (len === 0) return 'it has an empty segment ("//")';
+    if (path.charCodeAt(start) === 0x2e && (len === 1 || (len === 2 && path.charCodeAt(start + 1) === 0x2e))) return `it has a relative segment "${path.slice(start, i)}"`;
+    start = i + 1;
   }
   return undefined;
 }

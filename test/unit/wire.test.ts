@@ -1,11 +1,13 @@
 // The hand-written request encoder (src/client/wire.ts) against node-zookeeper-client's own jute
 // encoder, byte for byte, for every request both can encode: chroot or none, the root path,
 // multi-byte UTF-8, null, empty and non-empty data, one or several ACL entries; and the two
-// requests the client has no encoder for (sync, removeWatches) against their jute layout.
+// requests the client has no encoder for (sync, removeWatches) against their jute layout. And
+// the reply framing in front of the client's reply handler, over every split of a stream.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import nzcModule from 'node-zookeeper-client';
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
+import { frameReplies, type RawConnectionManager } from '../../src/client/nzc.js';
 import type { Acl } from '../../src/client/types.js';
 import { createFrame, deleteFrame, encodeAcls, Frame, OPCODE, readFrame, removeWatchesFrame, setDataFrame, syncFrame } from '../../src/client/wire.js';
 
@@ -111,5 +113,68 @@ describe('wire frames', () => {
 
   test('a frame whose body does not fill its declared size is refused, not sent short', () => {
     assert.throws(() => new Frame(OPCODE.SYNC, 10).int(1).seal(1), /frame body is 4 bytes, declared 10/);
+  });
+});
+
+describe('reply framing', () => {
+  /** A reply frame: length prefix, then `body`. */
+  const frame = (body: string): Buffer => {
+    const b = Buffer.from(body, 'utf8');
+    const f = Buffer.alloc(4 + b.length);
+    f.writeInt32BE(b.length, 0);
+    b.copy(f, 4);
+    return f;
+  };
+
+  /** A connection manager stand-in: the fields frameReplies reads and writes. */
+  function manager(onFrame: (f: Buffer) => void): RawConnectionManager & { feed(chunk: Buffer): void } {
+    const socket = { destroyed: false, destroy(): void { this.destroyed = true; } };
+    const cm = { socket, pendingBuffer: null as Buffer | null } as unknown as RawConnectionManager & { feed(chunk: Buffer): void };
+    const handle = frameReplies(function (this: RawConnectionManager, chunk: Buffer) {
+      assert.equal(this.pendingBuffer, null, 'the handler never sees a pending remainder');
+      onFrame(Buffer.from(chunk));
+    });
+    cm.feed = (chunk) => handle.call(cm, chunk);
+    return cm;
+  }
+
+  test('every split of a stream of frames reaches the handler as the same whole frames, in order', () => {
+    const frames = [frame('a'), frame(''), frame('longer reply body'), frame('ü日本')];
+    const stream = Buffer.concat(frames);
+    for (let i = 0; i <= stream.length; i++)
+      for (let j = i; j <= stream.length; j++) {
+        const seen: Buffer[] = [];
+        const cm = manager((f) => seen.push(f));
+        for (const chunk of [stream.subarray(0, i), stream.subarray(i, j), stream.subarray(j)]) if (chunk.length) cm.feed(chunk);
+        assert.deepEqual(seen, frames, `split at ${i} and ${j}`);
+        assert.equal(cm.pendingBuffer, null);
+      }
+  });
+
+  test('an incomplete frame waits in pendingBuffer (which a new handshake clears)', () => {
+    const seen: Buffer[] = [];
+    const cm = manager((f) => seen.push(f));
+    const f = frame('partial');
+    cm.feed(Buffer.concat([frame('x'), f.subarray(0, 6)]));
+    assert.deepEqual(seen, [frame('x')]);
+    assert.deepEqual(cm.pendingBuffer, f.subarray(0, 6));
+  });
+
+  test('once the handler drops the connection, the rest of the chunk is not handled', () => {
+    const seen: Buffer[] = [];
+    const cm = manager((f) => {
+      seen.push(f);
+      cm.socket?.destroy();
+    });
+    cm.feed(Buffer.concat([frame('bad xid'), frame('next')]));
+    assert.deepEqual(seen, [frame('bad xid')]);
+  });
+
+  test('a negative frame length drops the connection', () => {
+    const cm = manager(() => assert.fail('no frame'));
+    const bad = Buffer.alloc(8);
+    bad.writeInt32BE(-4, 0);
+    cm.feed(bad);
+    assert.equal(cm.socket?.destroyed, true);
   });
 });
