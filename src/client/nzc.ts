@@ -10,9 +10,9 @@
 import nzcModule from 'node-zookeeper-client';
 import ExceptionExports from 'node-zookeeper-client/lib/Exception.js';
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
-import type { Acl, Op } from './types.js';
+import type { Acl, Op, Stat } from './types.js';
 import { CREATE_MODE_FLAGS } from './types.js';
-import { OPCODE, readFrame, removeWatchesFrame, setDataFrame, syncFrame, type Frame } from './wire.js';
+import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, statOnly, syncFrame, type Decoder, type Frame } from './wire.js';
 
 /** Raw jute Stat: longs are 8-byte big-endian buffers. */
 export interface RawStat {
@@ -72,6 +72,10 @@ export interface RawConnectionManager {
   watcherManager: RawWatcherManager;
   queue(request: RawRequest, cb: (err: RawError | null) => void): void;
   packetQueue: { queue: { request: RawRequest }[] };
+  /** Requests sent and not answered yet, oldest first. */
+  pendingQueue: { request: RawRequest; callback?: (err: RawError | null, value?: unknown) => void }[];
+  /** The last zxid the server reported, sent with the next handshake. */
+  zxid: Buffer;
   /** Bytes of a reply not complete yet (the client never clears them on a new connection). */
   pendingBuffer: Buffer | null;
   onSocketConnected(): void;
@@ -195,7 +199,8 @@ function assertInternals(): void {
     jute.OP_CODES.EXISTS === 3 &&
     jute.OP_CODES.SET_DATA === 5 &&
     jute.OP_CODES.GET_CHILDREN2 === 12 &&
-    typeof (cm as { pendingQueue?: unknown }).pendingQueue === 'object';
+    Array.isArray(cm.pendingQueue) &&
+    Buffer.isBuffer(cm.zxid);
   if (!ok) {
     throw new Error(
       'zk-recipes: node-zookeeper-client internals changed; zk-recipes needs node-zookeeper-client@1.1.3 exactly',
@@ -240,6 +245,7 @@ export interface HandshakeHooks {
 
 const AUTH_OP = 100;
 const NO_NODE = -101;
+const CONNECTION_LOSS = -4;
 const SET_WATCHES_OP = 101;
 
 /**
@@ -286,6 +292,37 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
 }
 
 /**
+ * Answers a reply to a request of ours (wire.ts) without the client's generic decoder, doing
+ * what its handler does with every reply: take the oldest pending request, which has this xid,
+ * and keep the zxid for the next handshake. Returns false for any other frame (the handshake's,
+ * a notification, a ping's or auth reply, the reply to one of the client's own requests, an
+ * xid out of order), which the client's handler takes as before. A body that does not decode
+ * fails its request and drops the connection, as the client does with a reply it cannot match.
+ */
+function answerFrame(cm: RawConnectionManager, frame: Buffer): boolean {
+  if (cm.state === CM_STATE.CONNECTING || frame.length < REPLY.BODY) return false;
+  const head = cm.pendingQueue[0];
+  if (!head || !(head.request instanceof FrameRequest) || frame.readInt32BE(REPLY.XID) !== head.request.header.xid) return false;
+  cm.pendingQueue.shift();
+  cm.zxid = Buffer.from(frame.subarray(REPLY.ZXID, REPLY.ERR));
+  const err = frame.readInt32BE(REPLY.ERR);
+  if (err !== 0) {
+    head.callback?.(ExceptionModule.create(err));
+    return true;
+  }
+  let value: unknown;
+  try {
+    value = head.request.decode(new Reader(frame, REPLY.BODY));
+  } catch {
+    head.callback?.(ExceptionModule.create(CONNECTION_LOSS));
+    cm.socket?.destroy();
+    return true;
+  }
+  head.callback?.(null, value);
+  return true;
+}
+
+/**
  * Hands the client's reply handler one complete frame at a time. Given a chunk of several, it
  * handles the first and then concatenates the rest with an empty buffer to recurse, a copy of
  * the remaining bytes per reply. What is left of a frame waits in `pendingBuffer`, as before,
@@ -305,7 +342,8 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
         return;
       }
       if (buffer.length - offset - 4 < size) break;
-      handle.call(this, buffer.subarray(offset, offset + 4 + size));
+      const frame = buffer.subarray(offset, offset + 4 + size);
+      if (!answerFrame(this, frame)) handle.call(this, frame);
       offset += 4 + size;
       if (this.socket !== socket || socket?.destroyed) return;
     }
@@ -389,118 +427,103 @@ export const MULTI_RESULT_TYPES = { CREATE: 1, DELETE: 2, SET_DATA: 5, CHECK: 13
 /** Which server-side watches `removeWatches` clears. */
 export type RawWatchKind = 'child' | 'data';
 
-/** A request encoded by hand (wire.ts): the client assigns its xid and writes the frame. */
+/** A request encoded by hand (wire.ts), whose reply wire.ts decodes too. */
 class FrameRequest implements RawRequest {
   readonly header: { type: number; xid: number };
   // No payload: the client prefixes the chroot to a payload's path, and the frame has it already.
   readonly payload = null;
   constructor(
+    op: number,
     private readonly frame: Frame,
-    parseAs: number,
+    readonly decode: Decoder<unknown>,
   ) {
-    this.header = { type: parseAs, xid: 0 };
+    this.header = { type: op, xid: 0 };
   }
   toBuffer(): Buffer {
     return this.frame.seal(this.header.xid);
   }
 }
 
-/**
- * Queues a frame. Its reply is parsed as the reply of op `parseAs`, which must have the reply
- * body's wire format (create2's is getData's, sync's a create's, removeWatches' a delete's).
- */
-export function sendFrame(client: RawClient, frame: Frame, parseAs: number, cb: (err: RawError | null, response?: { payload: unknown }) => void): void {
-  client.connectionManager.queue(new FrameRequest(frame, parseAs), cb as (err: RawError | null) => void);
+/** Reply callback of a frame: an error (the client's Exception), or the decoded body. */
+type FrameCallback<T> = (err: RawError | null, value?: T) => void;
+
+/** Queues a frame; `decode` reads the body of a successful reply (see {@link frameReplies}). */
+export function sendFrame<T>(client: RawClient, op: number, frame: Frame, decode: Decoder<T>, cb: FrameCallback<T>): void {
+  client.connectionManager.queue(new FrameRequest(op, frame, decode), cb as (err: RawError | null) => void);
 }
 
 /** The chroot the client prefixes to paths ('' for none). */
-export function chrootOfClient(client: RawClient): string {
+function chrootOf(client: RawClient): string {
   return client.connectionManager.chrootPath ?? '';
 }
 
 /**
  * Removes this session's server-side watches of `kind` on `path` (ZooKeeper 3.5+). A reply of
- * NO_WATCHER (-121) means the watch already fired or was never set. The client has no such
- * request; its reply has no body, like a delete's.
+ * NO_WATCHER (-121) means the watch already fired or was never set.
  */
 export function removeWatches(client: RawClient, path: string, kind: RawWatchKind, cb: (err: RawError | null) => void): void {
-  sendFrame(client, removeWatchesFrame(chrootOfClient(client), path, kind === 'child' ? 1 : 2), jute.OP_CODES.DELETE ?? 2, (err) => cb(err));
+  sendFrame(client, OPCODE.REMOVE_WATCHES, removeWatchesFrame(chrootOf(client), path, kind === 'child' ? 1 : 2), nothing, cb);
+}
+
+/** create (opcode 1): resolves to the created path. */
+export function create(client: RawClient, path: string, data: Buffer | undefined, acls: Buffer, flags: number, cb: FrameCallback<string>): void {
+  const chroot = chrootOf(client);
+  sendFrame(client, OPCODE.CREATE, createFrame(OPCODE.CREATE, chroot, path, data, acls, flags), createdPath(chroot), cb);
 }
 
 /**
  * create2 (opcode 15): a create whose reply also carries the new node's Stat, so the creator
- * learns its czxid without another round trip. The reply (path as a length-prefixed string,
- * then a Stat) has the wire format of a getData reply (length-prefixed bytes, then a Stat).
+ * learns its czxid without another round trip.
  */
-export function create2(client: RawClient, frame: Frame, cb: (err: RawError | null, path?: string, stat?: RawStat) => void): void {
-  sendFrame(client, frame, jute.OP_CODES.GET_DATA ?? 4, (err, response) => {
-    if (err) return cb(err);
-    const reply = response?.payload as { data: Buffer; stat: RawStat };
-    let created = reply.data.toString('utf8');
-    // The reply carries the server-side path, chroot included.
-    const chroot = client.connectionManager.chrootPath;
-    if (chroot && created.startsWith(chroot)) created = created.slice(chroot.length) || '/';
-    cb(null, created, reply.stat);
-  });
+export function create2(client: RawClient, path: string, data: Buffer | undefined, acls: Buffer, flags: number, cb: FrameCallback<{ path: string; stat: Stat }>): void {
+  const chroot = chrootOf(client);
+  sendFrame(client, OPCODE.CREATE2, createFrame(OPCODE.CREATE2, chroot, path, data, acls, flags), createdNode(chroot), cb);
 }
 
-/** create (opcode 1); its reply is the created path, which the client strips of the chroot. */
-export function create(client: RawClient, frame: Frame, cb: (err: RawError | null, path?: string) => void): void {
-  sendFrame(client, frame, jute.OP_CODES.CREATE ?? 1, (err, response) => (err ? cb(err) : cb(null, (response?.payload as { path: string }).path)));
-}
-
-/** delete (opcode 2); the reply has no body. */
-export function remove(client: RawClient, frame: Frame, cb: (err: RawError | null) => void): void {
-  sendFrame(client, frame, jute.OP_CODES.DELETE ?? 2, (err) => cb(err));
+/** delete (opcode 2). */
+export function remove(client: RawClient, path: string, version: number, cb: (err: RawError | null) => void): void {
+  sendFrame(client, OPCODE.DELETE, deleteFrame(chrootOf(client), path, version), nothing, cb);
 }
 
 /**
  * sync (opcode 9): the server answers once it has caught up with the leader, so reads sent after
- * the reply see every write committed before the sync was sent. The client has no sync; its
- * reply (the path as a length-prefixed string) has the wire format of a create reply.
+ * the reply see every write committed before the sync was sent.
  */
 export function sendSync(client: RawClient, path: string, cb: (err: RawError | null) => void): void {
-  sendFrame(client, syncFrame(chrootOfClient(client), path), jute.OP_CODES.CREATE ?? 1, (err) => cb(err));
+  sendFrame(client, OPCODE.SYNC, syncFrame(chrootOf(client), path), nothing, cb);
 }
 
 /**
  * exists (opcode 3). A NoNode is an answer (null), not an error. A `watcher` is filed as the
  * client files its own: under data watches if the node exists, existence watches if not.
  */
-export function exists(client: RawClient, path: string, watcher: Watcher | undefined, cb: Cb<RawStat | null>): void {
-  sendFrame(client, readFrame(OPCODE.EXISTS, chrootOfClient(client), path, watcher !== undefined), jute.OP_CODES.EXISTS ?? 3, (err, response) => {
-    if (err && err.code !== NO_NODE) return cb(err, null);
+export function exists(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<Stat | null>): void {
+  sendFrame(client, OPCODE.EXISTS, readFrame(OPCODE.EXISTS, chrootOf(client), path, watcher !== undefined), statOnly, (err, stat) => {
+    if (err && err.code !== NO_NODE) return cb(err);
     if (watcher) registerWatcher(client, err ? 'exists' : 'data', path, watcher);
-    cb(null, err ? null : (response?.payload as { stat: RawStat }).stat);
+    cb(null, stat ?? null);
   });
 }
 
 /** getData (opcode 4); a `watcher` is filed under data watches once the reply came. */
-export function getData(client: RawClient, path: string, watcher: Watcher | undefined, cb: (err: RawError | null, data: Buffer | null, stat: RawStat | undefined) => void): void {
-  sendFrame(client, readFrame(OPCODE.GET_DATA, chrootOfClient(client), path, watcher !== undefined), jute.OP_CODES.GET_DATA ?? 4, (err, response) => {
-    if (err) return cb(err, null, undefined);
-    if (watcher) registerWatcher(client, 'data', path, watcher);
-    const reply = response?.payload as { data: Buffer | null; stat: RawStat };
-    cb(null, reply.data, reply.stat);
+export function getData(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<{ data: Buffer; stat: Stat }>): void {
+  sendFrame(client, OPCODE.GET_DATA, readFrame(OPCODE.GET_DATA, chrootOf(client), path, watcher !== undefined), dataAndStat, (err, result) => {
+    if (!err && watcher) registerWatcher(client, 'data', path, watcher);
+    cb(err, result);
   });
 }
 
 /** getChildren2 (opcode 12); a `watcher` is filed under child watches once the reply came. */
-export function getChildren(client: RawClient, path: string, watcher: Watcher | undefined, cb: (err: RawError | null, children: string[], stat: RawStat | undefined) => void): void {
-  sendFrame(client, readFrame(OPCODE.GET_CHILDREN2, chrootOfClient(client), path, watcher !== undefined), jute.OP_CODES.GET_CHILDREN2 ?? 12, (err, response) => {
-    if (err) return cb(err, [], undefined);
-    if (watcher) registerWatcher(client, 'child', path, watcher);
-    const reply = response?.payload as { children: string[]; stat: RawStat };
-    cb(null, reply.children, reply.stat);
+export function getChildren(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<{ children: string[]; stat: Stat }>): void {
+  sendFrame(client, OPCODE.GET_CHILDREN2, readFrame(OPCODE.GET_CHILDREN2, chrootOf(client), path, watcher !== undefined), childrenAndStat, (err, result) => {
+    if (!err && watcher) registerWatcher(client, 'child', path, watcher);
+    cb(err, result);
   });
 }
 
-/** setData (opcode 5); resolves to the new Stat. */
-export function setData(client: RawClient, path: string, data: Buffer | undefined, version: number, cb: Cb<RawStat | undefined>): void {
-  sendFrame(client, setDataFrame(chrootOfClient(client), path, data, version), jute.OP_CODES.SET_DATA ?? 5, (err, response) => {
-    if (err) return cb(err, undefined);
-    cb(null, (response?.payload as { stat: RawStat }).stat);
-  });
+/** setData (opcode 5): resolves to the new Stat. */
+export function setData(client: RawClient, path: string, data: Buffer | undefined, version: number, cb: FrameCallback<Stat>): void {
+  sendFrame(client, OPCODE.SET_DATA, setDataFrame(chrootOf(client), path, data, version), statOnly, cb);
 }
 
 /** The client's three watcher tables. */

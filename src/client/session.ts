@@ -19,8 +19,8 @@ import { DEFAULT_MAX_PACKET_BYTES, multiSize, requestSize } from './encoding.js'
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
-import { chrootOfClient, create, create2, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
-import { createFrame, deleteFrame, encodeAcls, OPCODE } from './wire.js';
+import { create, create2, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
+import { encodeAcls } from './wire.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
@@ -259,7 +259,7 @@ export class ZkSession extends SessionLifecycle {
   create(path: string, options: CreateCallOptions = {}): Promise<string> {
     return this.guard(() => {
       const { data, acls, flags, signal } = this.prepareCreate(path, options);
-      return this.retrying(() => this.call<string>('create', path, (g, done) => create(g.raw, createFrame(OPCODE.CREATE, chrootOfClient(g.raw), path, data, acls, flags), done), { signal }), signal, 'write');
+      return this.retrying(() => this.call<string>('create', path, (g, done) => create(g.raw, path, data, acls, flags, done), { signal }), signal, 'write');
     });
   }
 
@@ -287,9 +287,7 @@ export class ZkSession extends SessionLifecycle {
             'create',
             path,
             (g, done) =>
-              create2(g.raw, createFrame(OPCODE.CREATE2, chrootOfClient(g.raw), path, data, acls, flags), (err, created, stat) =>
-                done(err, err || !created || !stat ? undefined : { type: 'create', path: created, stat: toStat(stat) }),
-              ),
+              create2(g.raw, path, data, acls, flags, (err, created) => done(err, created && { type: 'create', path: created.path, stat: created.stat })),
             { signal },
           ),
         signal,
@@ -318,7 +316,7 @@ export class ZkSession extends SessionLifecycle {
               path,
               (g, done) => {
                 sends += 1;
-                remove(g.raw, deleteFrame(chrootOfClient(g.raw), path, version), done);
+                remove(g.raw, path, version, done);
               },
               { signal },
             );
@@ -354,9 +352,7 @@ export class ZkSession extends SessionLifecycle {
     return this.guard(() => {
       validatePath(path);
       const signal = callSignal(options);
-      return this.retrying(() => this.call<RawStat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true }), signal, 'read').then((s) =>
-        s ? toStat(s) : null,
-      );
+      return this.retrying(() => this.call<Stat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true }), signal, 'read');
     });
   }
 
@@ -380,7 +376,7 @@ export class ZkSession extends SessionLifecycle {
       const buf = toBuffer(data, this.maxDataBytes, path);
       this.checkPacket(requestSize({ type: 'setData', path, data: buf ?? EMPTY }, this.chrootLength), 'setData', path);
       const version = options.version ?? -1;
-      return this.retrying(() => this.call<RawStat>('setData', path, (g, done) => setData(g.raw, path, buf, version, done), { signal }), signal, 'write').then(toStat);
+      return this.retrying(() => this.call<Stat>('setData', path, (g, done) => setData(g.raw, path, buf, version, done), { signal }), signal, 'write');
     });
   }
 
@@ -414,7 +410,7 @@ export class ZkSession extends SessionLifecycle {
    */
   existsWatch(path: string, options: WatchOptions = {}): Promise<Watched<Stat | null>> {
     return this.watched('data', path, options, (w, signal) =>
-      this.call<RawStat | null>(
+      this.call<Stat | null>(
         'exists',
         path,
         (g, done) => {
@@ -428,7 +424,7 @@ export class ZkSession extends SessionLifecycle {
           });
         },
         { signal },
-      ).then((st) => (st ? toStat(st) : null)),
+      ),
     );
   }
 
@@ -475,12 +471,12 @@ export class ZkSession extends SessionLifecycle {
   private rawGetData(path: string, spec: CallSpec, arm?: Arm): Promise<DataResult> {
     return this.call<DataResult>('getData', path, (g, done) => {
       const fn = arm ? g.watcherFor('data', path) : undefined;
-      getData(g.raw, path, fn, (err, data, stat) => {
+      getData(g.raw, path, fn, (err, result) => {
         if (fn) {
           if (err) g.unsent('data', path, fn);
           else arm?.(g, ['data'], fn);
         }
-        done(err, err || !stat ? undefined : { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+        done(err, result);
       });
     }, spec);
   }
@@ -488,12 +484,12 @@ export class ZkSession extends SessionLifecycle {
   private rawGetChildren(path: string, spec: CallSpec, arm?: Arm): Promise<ChildrenResult> {
     return this.call<ChildrenResult>('getChildren', path, (g, done) => {
       const fn = arm ? g.watcherFor('child', path) : undefined;
-      getChildren(g.raw, path, fn, (err, children, stat) => {
+      getChildren(g.raw, path, fn, (err, result) => {
         if (fn) {
           if (err) g.unsent('child', path, fn);
           else arm?.(g, ['child'], fn);
         }
-        done(err, err || !stat ? undefined : { children, stat: toStat(stat) });
+        done(err, result);
       });
     }, spec);
   }

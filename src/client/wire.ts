@@ -6,7 +6,7 @@
  * @internal
  * @module
  */
-import type { Acl } from './types.js';
+import type { Acl, Stat } from './types.js';
 
 /** Wire op codes of the requests encoded here. */
 export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CREATE2: 15, REMOVE_WATCHES: 18 } as const;
@@ -130,3 +130,101 @@ export function removeWatchesFrame(chroot: string, path: string, type: 1 | 2): F
   const pb = pathBytes(chroot, path);
   return new Frame(OPCODE.REMOVE_WATCHES, 4 + pb + 4).str(serverPath(chroot, path), pb).int(type);
 }
+
+// ---- replies ------------------------------------------------------------------------------
+
+/** Reply frame layout: length, xid, zxid, error code, then the body. */
+export const REPLY = { XID: 4, ZXID: 8, ERR: 16, BODY: 20 } as const;
+
+/** Bytes of a jute Stat. */
+const STAT_BYTES = 68;
+
+/** Reads a reply body; each read checks that the frame holds what it reads. */
+export class Reader {
+  constructor(
+    private readonly frame: Buffer,
+    private offset: number,
+  ) {}
+
+  private need(n: number): void {
+    if (this.offset + n > this.frame.length) throw new RangeError(`reply frame of ${this.frame.length} bytes ends before offset ${this.offset + n}`);
+  }
+
+  int(): number {
+    this.need(4);
+    const v = this.frame.readInt32BE(this.offset);
+    this.offset += 4;
+    return v;
+  }
+
+  /** A ustring ('' for ZooKeeper's null). */
+  str(): string {
+    const n = this.int();
+    if (n < 0) return '';
+    this.need(n);
+    const s = this.frame.toString('utf8', this.offset, this.offset + n);
+    this.offset += n;
+    return s;
+  }
+
+  /** A byte buffer, copied out of the frame (null for ZooKeeper's null). */
+  bytes(): Buffer | null {
+    const n = this.int();
+    if (n < 0) return null;
+    this.need(n);
+    const b = Buffer.from(this.frame.subarray(this.offset, this.offset + n));
+    this.offset += n;
+    return b;
+  }
+
+  /** A Stat, as {@link Stat}. */
+  stat(): Stat {
+    this.need(STAT_BYTES);
+    const f = this.frame;
+    const o = this.offset;
+    this.offset += STAT_BYTES;
+    return {
+      czxid: f.readBigInt64BE(o),
+      mzxid: f.readBigInt64BE(o + 8),
+      ctime: Number(f.readBigInt64BE(o + 16)),
+      mtime: Number(f.readBigInt64BE(o + 24)),
+      version: f.readInt32BE(o + 32),
+      cversion: f.readInt32BE(o + 36),
+      aversion: f.readInt32BE(o + 40),
+      ephemeralOwner: f.readBigUInt64BE(o + 44),
+      dataLength: f.readInt32BE(o + 52),
+      numChildren: f.readInt32BE(o + 56),
+      pzxid: f.readBigInt64BE(o + 60),
+    };
+  }
+
+  /** A vector of ustrings ([] for ZooKeeper's null). */
+  strings(): string[] {
+    const n = this.int();
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) out.push(this.str());
+    return out;
+  }
+}
+
+/** A path from the server, without the chroot the client put in front. */
+export function clientPath(chroot: string, serverSide: string): string {
+  if (!chroot || !serverSide.startsWith(chroot)) return serverSide;
+  return serverSide.length === chroot.length ? '/' : serverSide.slice(chroot.length);
+}
+
+/** Decodes the body of a successful reply. */
+export type Decoder<T> = (r: Reader) => T;
+
+/** create: the created path. */
+export const createdPath = (chroot: string): Decoder<string> => (r) => clientPath(chroot, r.str());
+/** create2: the created path and its Stat. */
+export const createdNode = (chroot: string): Decoder<{ path: string; stat: Stat }> => (r) => ({ path: clientPath(chroot, r.str()), stat: r.stat() });
+/** exists, setData: the Stat. */
+export const statOnly: Decoder<Stat> = (r) => r.stat();
+/** getData: data (empty for null) and Stat. */
+export const dataAndStat: Decoder<{ data: Buffer; stat: Stat }> = (r) => ({ data: r.bytes() ?? Buffer.alloc(0), stat: r.stat() });
+/** getChildren2: child names and the parent's Stat. */
+export const childrenAndStat: Decoder<{ children: string[]; stat: Stat }> = (r) => ({ children: r.strings(), stat: r.stat() });
+/** delete, sync, removeWatches: nothing the caller needs. */
+export const nothing: Decoder<void> = () => undefined;

@@ -2,14 +2,15 @@
 // encoder, byte for byte, for every request both can encode: chroot or none, the root path,
 // multi-byte UTF-8, null, empty and non-empty data, one or several ACL entries; and the two
 // requests the client has no encoder for (sync, removeWatches) against their jute layout. And
-// the reply framing in front of the client's reply handler, over every split of a stream.
+// the reply framing in front of the client's reply handler, over every split of a stream; the
+// reply decoders against the client's own encoding of each reply; and which replies are ours.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import nzcModule from 'node-zookeeper-client';
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
-import { frameReplies, type RawConnectionManager } from '../../src/client/nzc.js';
-import type { Acl } from '../../src/client/types.js';
-import { createFrame, deleteFrame, encodeAcls, Frame, OPCODE, readFrame, removeWatchesFrame, setDataFrame, syncFrame } from '../../src/client/wire.js';
+import { frameReplies, sendFrame, type RawConnectionManager } from '../../src/client/nzc.js';
+import type { Acl, Stat } from '../../src/client/types.js';
+import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, encodeAcls, Frame, nothing, OPCODE, Reader, readFrame, removeWatchesFrame, setDataFrame, statOnly, syncFrame } from '../../src/client/wire.js';
 
 interface JuteRecord {
   setChrootPath(path: string): void;
@@ -18,6 +19,7 @@ interface JuteRecord {
 interface Jute {
   Request: new (header: unknown, payload: unknown) => { toBuffer(): Buffer };
   protocol: Record<string, new () => JuteRecord>;
+  data: Record<string, new () => JuteRecord>;
 }
 const jute = juteModule as unknown as Jute;
 const nzc = nzcModule as unknown as { ACL: new (perms: number, id: unknown) => { toRecord(): unknown }; Id: new (scheme: string, id: string) => unknown };
@@ -129,7 +131,21 @@ describe('reply framing', () => {
   /** A connection manager stand-in: the fields frameReplies reads and writes. */
   function manager(onFrame: (f: Buffer) => void): RawConnectionManager & { feed(chunk: Buffer): void } {
     const socket = { destroyed: false, destroy(): void { this.destroyed = true; } };
-    const cm = { socket, pendingBuffer: null as Buffer | null } as unknown as RawConnectionManager & { feed(chunk: Buffer): void };
+    let xid = 0;
+    const cm = {
+      socket,
+      state: 2, // connected
+      pendingBuffer: null as Buffer | null,
+      pendingQueue: [] as RawConnectionManager['pendingQueue'],
+      zxid: Buffer.alloc(8),
+      chrootPath: undefined,
+      // Sends at once: assigns the xid and files the request as pending, as the client does.
+      queue(request: RawConnectionManager['pendingQueue'][number]['request'], callback: (err: unknown, value?: unknown) => void) {
+        if (request.header) request.header.xid = ++xid;
+        request.toBuffer();
+        cm.pendingQueue.push({ request, callback });
+      },
+    } as unknown as RawConnectionManager & { feed(chunk: Buffer): void };
     const handle = frameReplies(function (this: RawConnectionManager, chunk: Buffer) {
       assert.equal(this.pendingBuffer, null, 'the handler never sees a pending remainder');
       onFrame(Buffer.from(chunk));
@@ -175,6 +191,146 @@ describe('reply framing', () => {
     const bad = Buffer.alloc(8);
     bad.writeInt32BE(-4, 0);
     cm.feed(bad);
+    assert.equal(cm.socket?.destroyed, true);
+  });
+});
+
+describe('reply decoding', () => {
+  /** A random jute Stat as the client's record (longs as 8-byte buffers) and as ours. */
+  function stats(seed: number): { raw: JuteRecord; expected: Stat } {
+    const long = (v: bigint): Buffer => {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64BE(v);
+      return b;
+    };
+    const expected: Stat = {
+      czxid: 0x100000001n * BigInt(seed),
+      mzxid: 0x100000002n * BigInt(seed),
+      ctime: 1_700_000_000_000 + seed,
+      mtime: 1_700_000_000_500 + seed,
+      version: seed,
+      cversion: seed === 0 ? 0 : -seed,
+      aversion: 2 ** 31 - 1 - seed,
+      ephemeralOwner: 0xfedcba9876543210n - BigInt(seed),
+      dataLength: 10 * seed,
+      numChildren: seed % 7,
+      pzxid: 0x7fffffffffffffffn - BigInt(seed),
+    };
+    const raw = new jute.data.Stat!();
+    Object.assign(raw, {
+      czxid: long(expected.czxid),
+      mzxid: long(expected.mzxid),
+      ctime: long(BigInt(expected.ctime)),
+      mtime: long(BigInt(expected.mtime)),
+      version: expected.version,
+      cversion: expected.cversion,
+      aversion: expected.aversion,
+      ephemeralOwner: Buffer.from(expected.ephemeralOwner.toString(16).padStart(16, '0'), 'hex'),
+      dataLength: expected.dataLength,
+      numChildren: expected.numChildren,
+      pzxid: long(expected.pzxid),
+    });
+    return { raw, expected };
+  }
+
+  /** A reply body as the server would send it, encoded by the client's own records. */
+  function body(record: string, fields: Record<string, unknown>): Buffer {
+    const r = new jute.protocol[record]!() as JuteRecord & { byteLength(): number; serialize(b: Buffer, o: number): number };
+    Object.assign(r, fields);
+    const b = Buffer.alloc(r.byteLength());
+    r.serialize(b, 0);
+    return b;
+  }
+
+  /** A whole reply frame: length, xid, zxid, error, body. */
+  function reply(xid: number, err: number, b: Buffer = Buffer.alloc(0), zxid = 0x1234n): Buffer {
+    const head = Buffer.alloc(20);
+    head.writeInt32BE(16 + b.length, 0);
+    head.writeInt32BE(xid, 4);
+    head.writeBigInt64BE(zxid, 8);
+    head.writeInt32BE(err, 16);
+    return Buffer.concat([head, b]);
+  }
+
+  test('every decoder reads what the client encodes: Stat fields, data, children, paths with and without chroot', () => {
+    for (const seed of [0, 1, 99, 12345]) {
+      const { raw, expected } = stats(seed);
+      assert.deepEqual(statOnly(new Reader(body('ExistsResponse', { stat: raw }), 0)), expected);
+      assert.deepEqual(statOnly(new Reader(body('SetDataResponse', { stat: raw }), 0)), expected);
+      for (const data of [undefined, Buffer.alloc(0), Buffer.from('dätä')]) {
+        assert.deepEqual(dataAndStat(new Reader(body('GetDataResponse', { data, stat: raw }), 0)), { data: data ?? Buffer.alloc(0), stat: expected });
+      }
+      for (const children of [[], ['a'], ['_c_x-lock-0000000001', 'ü', '']]) {
+        assert.deepEqual(childrenAndStat(new Reader(body('GetChildren2Response', { children, stat: raw }), 0)), { children, stat: expected });
+      }
+      // create2's reply: the path, then the Stat (the layout of a getData reply).
+      const created = body('GetDataResponse', { data: Buffer.from('/app/n-0000000003'), stat: raw });
+      assert.deepEqual(createdNode('/app')(new Reader(created, 0)), { path: '/n-0000000003', stat: expected });
+      assert.deepEqual(createdNode('')(new Reader(created, 0)), { path: '/app/n-0000000003', stat: expected });
+    }
+    assert.equal(createdPath('/app')(new Reader(body('CreateResponse', { path: '/app' }), 0)), '/');
+    assert.equal(createdPath('/app')(new Reader(body('CreateResponse', { path: '/app/x' }), 0)), '/x');
+    assert.equal(createdPath('')(new Reader(body('CreateResponse', { path: '/x' }), 0)), '/x');
+  });
+
+  test('a truncated body is refused, not read past its end', () => {
+    const { raw } = stats(3);
+    const full = body('GetChildren2Response', { children: ['abc', 'def'], stat: raw });
+    for (let n = 0; n < full.length; n++) assert.throws(() => childrenAndStat(new Reader(full.subarray(0, n), 0)), RangeError, `cut at ${n}`);
+  });
+
+  /** A stand-in connection manager (see "reply framing") with the client's other frames recorded. */
+  function wired(): { cm: RawConnectionManager & { feed(chunk: Buffer): void }; theirs: Buffer[]; client: Parameters<typeof sendFrame>[0] } {
+    const theirs: Buffer[] = [];
+    const socket = { destroyed: false, destroy(): void { this.destroyed = true; } };
+    let xid = 0;
+    const cm = {
+      socket,
+      state: 2,
+      pendingBuffer: null as Buffer | null,
+      pendingQueue: [] as RawConnectionManager['pendingQueue'],
+      zxid: Buffer.alloc(8),
+      queue(request: RawConnectionManager['pendingQueue'][number]['request'], callback: (err: unknown, value?: unknown) => void) {
+        if (request.header) request.header.xid = ++xid;
+        request.toBuffer();
+        cm.pendingQueue.push({ request, callback });
+      },
+    } as unknown as RawConnectionManager & { feed(chunk: Buffer): void };
+    const handle = frameReplies(function (chunk: Buffer) {
+      theirs.push(Buffer.from(chunk));
+    });
+    cm.feed = (chunk) => handle.call(cm, chunk);
+    return { cm, theirs, client: { connectionManager: cm } as unknown as Parameters<typeof sendFrame>[0] };
+  }
+
+  test('a reply to a frame of ours: decoded, the pending request taken, the zxid kept; other frames go to the client', () => {
+    const { cm, theirs, client } = wired();
+    const got: unknown[] = [];
+    const { raw, expected } = stats(5);
+    sendFrame(client, OPCODE.EXISTS, readFrame(OPCODE.EXISTS, '', '/a', false), statOnly, (err, v) => got.push(err ?? v));
+    sendFrame(client, OPCODE.DELETE, deleteFrame('', '/a', -1), nothing, (err, v) => got.push(err ?? v ?? 'deleted'));
+    sendFrame(client, OPCODE.EXISTS, readFrame(OPCODE.EXISTS, '', '/b', false), statOnly, (err) => got.push((err as { code?: number } | null)?.code));
+    const notification = reply(-1, 0, Buffer.from('watch event body'));
+    // One chunk: a notification, then the three replies (the last one an error), then half a frame.
+    const later = reply(4, 0);
+    cm.feed(Buffer.concat([notification, reply(1, 0, body('ExistsResponse', { stat: raw }), 77n), reply(2, 0), reply(3, -101), later.subarray(0, 9)]));
+    assert.deepEqual(got, [expected, 'deleted', -101]);
+    assert.deepEqual(theirs, [notification], 'the client handles the notification');
+    assert.equal(cm.pendingQueue.length, 0);
+    assert.equal(cm.zxid.readBigInt64BE(0), 0x1234n, 'the zxid of the last reply');
+    assert.deepEqual(cm.pendingBuffer, later.subarray(0, 9));
+  });
+
+  test('a reply out of order goes to the client (which drops the connection); a body that does not decode fails its request and drops it', () => {
+    const { cm, theirs, client } = wired();
+    const got: unknown[] = [];
+    sendFrame(client, OPCODE.EXISTS, readFrame(OPCODE.EXISTS, '', '/a', false), statOnly, (err, v) => got.push(err ? (err as { code?: number }).code : v));
+    const wrong = reply(9, 0);
+    cm.feed(wrong);
+    assert.deepEqual(theirs, [wrong]);
+    assert.equal(cm.pendingQueue.length, 1, 'left for the client, which compares the xid itself');
+    cm.feed(reply(1, 0, Buffer.alloc(10)));
+    assert.deepEqual(got, [-4]);
     assert.equal(cm.socket?.destroyed, true);
   });
 });
