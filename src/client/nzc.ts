@@ -323,11 +323,11 @@ function answerFrame(cm: RawConnectionManager, frame: Buffer): boolean {
 }
 
 /**
- * Hands the client's reply handler one complete frame at a time. Given a chunk of several, it
- * handles the first and then concatenates the rest with an empty buffer to recurse, a copy of
- * the remaining bytes per reply. What is left of a frame waits in `pendingBuffer`, as before,
- * so a new connection's handshake still discards it. Once the handler drops the connection
- * (a reply it cannot match), the rest of the chunk is dropped with it.
+ * Splits the stream into whole frames: replies to our frames go to {@link answerFrame}, the
+ * rest to the client's handler, one frame at a time (given a chunk of several, it handles the
+ * first and copies the rest to recurse, once per reply). What is left of a frame waits in
+ * `pendingBuffer`, as before, so a new connection's handshake still discards it. Once the
+ * connection is dropped (a reply nobody can match), the rest of the chunk is dropped with it.
  */
 export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer) => void): (this: RawConnectionManager, chunk: Buffer) => void {
   return function (this: RawConnectionManager, chunk: Buffer): void {
