@@ -453,7 +453,7 @@ export function sendFrame<T>(client: RawClient, op: number, frame: Frame, decode
 }
 
 /** The chroot the client prefixes to paths ('' for none). */
-function chrootOf(client: RawClient): string {
+function clientChroot(client: RawClient): string {
   return client.connectionManager.chrootPath ?? '';
 }
 
@@ -462,12 +462,12 @@ function chrootOf(client: RawClient): string {
  * NO_WATCHER (-121) means the watch already fired or was never set.
  */
 export function removeWatches(client: RawClient, path: string, kind: RawWatchKind, cb: (err: RawError | null) => void): void {
-  sendFrame(client, OPCODE.REMOVE_WATCHES, removeWatchesFrame(chrootOf(client), path, kind === 'child' ? 1 : 2), nothing, cb);
+  sendFrame(client, OPCODE.REMOVE_WATCHES, removeWatchesFrame(clientChroot(client), path, kind === 'child' ? 1 : 2), nothing, cb);
 }
 
 /** create (opcode 1): resolves to the created path. */
 export function create(client: RawClient, path: string, data: Buffer | undefined, acls: Buffer, flags: number, cb: FrameCallback<string>): void {
-  const chroot = chrootOf(client);
+  const chroot = clientChroot(client);
   sendFrame(client, OPCODE.CREATE, createFrame(OPCODE.CREATE, chroot, path, data, acls, flags), createdPath(chroot), cb);
 }
 
@@ -476,13 +476,13 @@ export function create(client: RawClient, path: string, data: Buffer | undefined
  * learns its czxid without another round trip.
  */
 export function create2(client: RawClient, path: string, data: Buffer | undefined, acls: Buffer, flags: number, cb: FrameCallback<{ path: string; stat: Stat }>): void {
-  const chroot = chrootOf(client);
+  const chroot = clientChroot(client);
   sendFrame(client, OPCODE.CREATE2, createFrame(OPCODE.CREATE2, chroot, path, data, acls, flags), createdNode(chroot), cb);
 }
 
 /** delete (opcode 2). */
 export function remove(client: RawClient, path: string, version: number, cb: (err: RawError | null) => void): void {
-  sendFrame(client, OPCODE.DELETE, deleteFrame(chrootOf(client), path, version), nothing, cb);
+  sendFrame(client, OPCODE.DELETE, deleteFrame(clientChroot(client), path, version), nothing, cb);
 }
 
 /**
@@ -490,7 +490,7 @@ export function remove(client: RawClient, path: string, version: number, cb: (er
  * the reply see every write committed before the sync was sent.
  */
 export function sendSync(client: RawClient, path: string, cb: (err: RawError | null) => void): void {
-  sendFrame(client, OPCODE.SYNC, syncFrame(chrootOf(client), path), nothing, cb);
+  sendFrame(client, OPCODE.SYNC, syncFrame(clientChroot(client), path), nothing, cb);
 }
 
 /**
@@ -498,7 +498,7 @@ export function sendSync(client: RawClient, path: string, cb: (err: RawError | n
  * client files its own: under data watches if the node exists, existence watches if not.
  */
 export function exists(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<Stat | null>): void {
-  sendFrame(client, OPCODE.EXISTS, readFrame(OPCODE.EXISTS, chrootOf(client), path, watcher !== undefined), statOnly, (err, stat) => {
+  sendFrame(client, OPCODE.EXISTS, readFrame(OPCODE.EXISTS, clientChroot(client), path, watcher !== undefined), statOnly, (err, stat) => {
     if (err && err.code !== NO_NODE) return cb(err);
     if (watcher) registerWatcher(client, err ? 'exists' : 'data', path, watcher);
     cb(null, stat ?? null);
@@ -507,7 +507,7 @@ export function exists(client: RawClient, path: string, watcher: Watcher | undef
 
 /** getData (opcode 4); a `watcher` is filed under data watches once the reply came. */
 export function getData(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<{ data: Buffer; stat: Stat }>): void {
-  sendFrame(client, OPCODE.GET_DATA, readFrame(OPCODE.GET_DATA, chrootOf(client), path, watcher !== undefined), dataAndStat, (err, result) => {
+  sendFrame(client, OPCODE.GET_DATA, readFrame(OPCODE.GET_DATA, clientChroot(client), path, watcher !== undefined), dataAndStat, (err, result) => {
     if (!err && watcher) registerWatcher(client, 'data', path, watcher);
     cb(err, result);
   });
@@ -515,7 +515,7 @@ export function getData(client: RawClient, path: string, watcher: Watcher | unde
 
 /** getChildren2 (opcode 12); a `watcher` is filed under child watches once the reply came. */
 export function getChildren(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<{ children: string[]; stat: Stat }>): void {
-  sendFrame(client, OPCODE.GET_CHILDREN2, readFrame(OPCODE.GET_CHILDREN2, chrootOf(client), path, watcher !== undefined), childrenAndStat, (err, result) => {
+  sendFrame(client, OPCODE.GET_CHILDREN2, readFrame(OPCODE.GET_CHILDREN2, clientChroot(client), path, watcher !== undefined), childrenAndStat, (err, result) => {
     if (!err && watcher) registerWatcher(client, 'child', path, watcher);
     cb(err, result);
   });
@@ -523,7 +523,7 @@ export function getChildren(client: RawClient, path: string, watcher: Watcher | 
 
 /** setData (opcode 5): resolves to the new Stat. */
 export function setData(client: RawClient, path: string, data: Buffer | undefined, version: number, cb: FrameCallback<Stat>): void {
-  sendFrame(client, OPCODE.SET_DATA, setDataFrame(chrootOf(client), path, data, version), statOnly, cb);
+  sendFrame(client, OPCODE.SET_DATA, setDataFrame(clientChroot(client), path, data, version), statOnly, cb);
 }
 
 /** The client's three watcher tables. */

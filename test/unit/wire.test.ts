@@ -118,6 +118,35 @@ describe('wire frames', () => {
   });
 });
 
+/**
+ * A connection manager stand-in with the fields frameReplies reads and writes, whose reply
+ * handler (the client's, for frames that are not ours) passes each frame to `onFrame`.
+ */
+function manager(onFrame: (f: Buffer) => void): RawConnectionManager & { feed(chunk: Buffer): void } {
+  const socket = { destroyed: false, destroy(): void { this.destroyed = true; } };
+  let xid = 0;
+  const cm = {
+    socket,
+    state: 2, // connected
+    pendingBuffer: null as Buffer | null,
+    pendingQueue: [] as RawConnectionManager['pendingQueue'],
+    zxid: Buffer.alloc(8),
+    chrootPath: undefined,
+    // Sends at once: assigns the xid and files the request as pending, as the client does.
+    queue(request: RawConnectionManager['pendingQueue'][number]['request'], callback: (err: unknown, value?: unknown) => void) {
+      if (request.header) request.header.xid = ++xid;
+      request.toBuffer();
+      cm.pendingQueue.push({ request, callback });
+    },
+  } as unknown as RawConnectionManager & { feed(chunk: Buffer): void };
+  const handle = frameReplies(function (this: RawConnectionManager, chunk: Buffer) {
+    assert.equal(this.pendingBuffer, null, 'the handler never sees a pending remainder');
+    onFrame(Buffer.from(chunk));
+  });
+  cm.feed = (chunk) => handle.call(cm, chunk);
+  return cm;
+}
+
 describe('reply framing', () => {
   /** A reply frame: length prefix, then `body`. */
   const frame = (body: string): Buffer => {
@@ -127,32 +156,6 @@ describe('reply framing', () => {
     b.copy(f, 4);
     return f;
   };
-
-  /** A connection manager stand-in: the fields frameReplies reads and writes. */
-  function manager(onFrame: (f: Buffer) => void): RawConnectionManager & { feed(chunk: Buffer): void } {
-    const socket = { destroyed: false, destroy(): void { this.destroyed = true; } };
-    let xid = 0;
-    const cm = {
-      socket,
-      state: 2, // connected
-      pendingBuffer: null as Buffer | null,
-      pendingQueue: [] as RawConnectionManager['pendingQueue'],
-      zxid: Buffer.alloc(8),
-      chrootPath: undefined,
-      // Sends at once: assigns the xid and files the request as pending, as the client does.
-      queue(request: RawConnectionManager['pendingQueue'][number]['request'], callback: (err: unknown, value?: unknown) => void) {
-        if (request.header) request.header.xid = ++xid;
-        request.toBuffer();
-        cm.pendingQueue.push({ request, callback });
-      },
-    } as unknown as RawConnectionManager & { feed(chunk: Buffer): void };
-    const handle = frameReplies(function (this: RawConnectionManager, chunk: Buffer) {
-      assert.equal(this.pendingBuffer, null, 'the handler never sees a pending remainder');
-      onFrame(Buffer.from(chunk));
-    });
-    cm.feed = (chunk) => handle.call(cm, chunk);
-    return cm;
-  }
 
   test('every split of a stream of frames reaches the handler as the same whole frames, in order', () => {
     const frames = [frame('a'), frame(''), frame('longer reply body'), frame('ü日本')];
@@ -279,27 +282,10 @@ describe('reply decoding', () => {
     for (let n = 0; n < full.length; n++) assert.throws(() => childrenAndStat(new Reader(full.subarray(0, n), 0)), RangeError, `cut at ${n}`);
   });
 
-  /** A stand-in connection manager (see "reply framing") with the client's other frames recorded. */
+  /** A stand-in connection manager recording the frames the client's handler got. */
   function wired(): { cm: RawConnectionManager & { feed(chunk: Buffer): void }; theirs: Buffer[]; client: Parameters<typeof sendFrame>[0] } {
     const theirs: Buffer[] = [];
-    const socket = { destroyed: false, destroy(): void { this.destroyed = true; } };
-    let xid = 0;
-    const cm = {
-      socket,
-      state: 2,
-      pendingBuffer: null as Buffer | null,
-      pendingQueue: [] as RawConnectionManager['pendingQueue'],
-      zxid: Buffer.alloc(8),
-      queue(request: RawConnectionManager['pendingQueue'][number]['request'], callback: (err: unknown, value?: unknown) => void) {
-        if (request.header) request.header.xid = ++xid;
-        request.toBuffer();
-        cm.pendingQueue.push({ request, callback });
-      },
-    } as unknown as RawConnectionManager & { feed(chunk: Buffer): void };
-    const handle = frameReplies(function (chunk: Buffer) {
-      theirs.push(Buffer.from(chunk));
-    });
-    cm.feed = (chunk) => handle.call(cm, chunk);
+    const cm = manager((f) => theirs.push(f));
     return { cm, theirs, client: { connectionManager: cm } as unknown as Parameters<typeof sendFrame>[0] };
   }
 
