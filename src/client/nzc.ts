@@ -41,7 +41,6 @@ export interface RawEvent {
   path: string;
 }
 
-type Cb<T> = (err: RawError | null, result: T) => void;
 type Watcher = (event: RawEvent) => void;
 
 interface RawAclObject {
@@ -113,12 +112,6 @@ export interface RawClient {
   getSessionId(): Buffer;
   getSessionPassword(): Buffer;
   getSessionTimeout(): number;
-  create(path: string, data: Buffer | undefined, acls: RawAclObject[], mode: number, cb: Cb<string>): void;
-  remove(path: string, version: number, cb: Cb<void>): void;
-  exists(path: string, watcher: Watcher | undefined, cb: Cb<RawStat | null>): void;
-  getData(path: string, watcher: Watcher | undefined, cb: (err: RawError | null, data: Buffer | null, stat: RawStat) => void): void;
-  setData(path: string, data: Buffer | null, version: number, cb: Cb<RawStat>): void;
-  getChildren(path: string, watcher: Watcher | undefined, cb: (err: RawError | null, children: string[], stat: RawStat) => void): void;
   transaction(): RawTransaction;
 }
 
@@ -384,8 +377,8 @@ export function silence(client: RawClient): void {
   cm.socket?.resetAndDestroy();
 }
 
-/** Converts our ACL entries to node-zookeeper-client's. */
-export function toRawAcls(acls: readonly Acl[]): RawAclObject[] {
+/** Converts our ACL entries to node-zookeeper-client's (for its transaction builder). */
+function toRawAcls(acls: readonly Acl[]): RawAclObject[] {
   return acls.map((a) => new nzc.ACL(a.perms, new nzc.Id(a.scheme, a.id)));
 }
 

@@ -19,7 +19,7 @@ import { DEFAULT_MAX_PACKET_BYTES, multiSize, requestSize } from './encoding.js'
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
-import { create, create2, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, toRawAcls, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
+import { create, create2, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { encodeAcls } from './wire.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
@@ -62,11 +62,11 @@ interface CallSpec {
   abandonable?: boolean;
 }
 
-/** Wire code of a throttled request (not applied: safe to send again). */
 /** The open ACL, encoded once (most creates use it). */
 const OPEN_ACL_BYTES = encodeAcls(Acls.OPEN);
 const EMPTY = Buffer.alloc(0);
 
+/** Wire code of a throttled request (not applied: safe to send again). */
 const THROTTLED = 'THROTTLED_OP';
 
 const noop = (): void => undefined;

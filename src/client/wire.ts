@@ -67,18 +67,14 @@ export class Frame {
   }
 }
 
-/** UTF-8 length of a path as the server sees it (chroot prefixed). */
-function pathBytes(chroot: string, path: string): number {
-  return Buffer.byteLength(chroot) + (chroot && path === '/' ? 0 : Buffer.byteLength(path));
+/** A frame of `op` whose body is the path as the server sees it (chroot first), then `rest` bytes. */
+function withPath(op: number, chroot: string, path: string, rest: number): Frame {
+  const full = !chroot ? path : path === '/' ? chroot : chroot + path;
+  const bytes = Buffer.byteLength(full);
+  return new Frame(op, 4 + bytes + rest).str(full, bytes);
 }
 
-/** The path as the server sees it. */
-function serverPath(chroot: string, path: string): string {
-  if (!chroot) return path;
-  return path === '/' ? chroot : chroot + path;
-}
-
-/** An encoded ACL vector; the open one is encoded once. */
+/** An encoded ACL vector. */
 export function encodeAcls(acls: readonly Acl[]): Buffer {
   let size = 4;
   for (const a of acls) size += 4 + 4 + Buffer.byteLength(a.scheme) + 4 + Buffer.byteLength(a.id);
@@ -96,39 +92,32 @@ export function encodeAcls(acls: readonly Acl[]): Buffer {
 
 /** create (1) or create2 (15): path, data, ACL vector, flags. */
 export function createFrame(op: typeof OPCODE.CREATE | typeof OPCODE.CREATE2, chroot: string, path: string, data: Uint8Array | undefined, acls: Uint8Array, flags: number): Frame {
-  const full = serverPath(chroot, path);
-  const pb = pathBytes(chroot, path);
-  return new Frame(op, 4 + pb + 4 + (data?.length ?? 0) + acls.length + 4).str(full, pb).bytes(data).raw(acls).int(flags);
+  return withPath(op, chroot, path, 4 + (data?.length ?? 0) + acls.length + 4).bytes(data).raw(acls).int(flags);
 }
 
 /** delete (2): path, version. */
 export function deleteFrame(chroot: string, path: string, version: number): Frame {
-  const pb = pathBytes(chroot, path);
-  return new Frame(OPCODE.DELETE, 4 + pb + 4).str(serverPath(chroot, path), pb).int(version);
+  return withPath(OPCODE.DELETE, chroot, path, 4).int(version);
 }
 
 /** A path and a flag: exists (3), getData (4) and getChildren2 (12); the flag sets a watch. */
 export function readFrame(op: typeof OPCODE.EXISTS | typeof OPCODE.GET_DATA | typeof OPCODE.GET_CHILDREN2, chroot: string, path: string, watch: boolean): Frame {
-  const pb = pathBytes(chroot, path);
-  return new Frame(op, 4 + pb + 1).str(serverPath(chroot, path), pb).bool(watch);
+  return withPath(op, chroot, path, 1).bool(watch);
 }
 
 /** setData (5): path, data, version. */
 export function setDataFrame(chroot: string, path: string, data: Uint8Array | undefined, version: number): Frame {
-  const pb = pathBytes(chroot, path);
-  return new Frame(OPCODE.SET_DATA, 4 + pb + 4 + (data?.length ?? 0) + 4).str(serverPath(chroot, path), pb).bytes(data).int(version);
+  return withPath(OPCODE.SET_DATA, chroot, path, 4 + (data?.length ?? 0) + 4).bytes(data).int(version);
 }
 
 /** sync (9): the path alone. */
 export function syncFrame(chroot: string, path: string): Frame {
-  const pb = pathBytes(chroot, path);
-  return new Frame(OPCODE.SYNC, 4 + pb).str(serverPath(chroot, path), pb);
+  return withPath(OPCODE.SYNC, chroot, path, 0);
 }
 
 /** removeWatches (18): path, watcher type (1 children, 2 data). */
 export function removeWatchesFrame(chroot: string, path: string, type: 1 | 2): Frame {
-  const pb = pathBytes(chroot, path);
-  return new Frame(OPCODE.REMOVE_WATCHES, 4 + pb + 4).str(serverPath(chroot, path), pb).int(type);
+  return withPath(OPCODE.REMOVE_WATCHES, chroot, path, 4).int(type);
 }
 
 // ---- replies ------------------------------------------------------------------------------
