@@ -7,7 +7,8 @@
  * @module
  */
 import type { Socket } from 'node:net';
-import { CM_STATE, createRawClient, exists, forgetWatcher, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
+import { LossClock } from './loss-clock.js';
+import { CM_STATE, createRawClient, forgetWatcher, interceptHandshake, registerWatcher, sendSync, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
@@ -52,6 +53,14 @@ export function handshakeTimeout(connectTimeoutMs: number, sessionTimeoutMs: num
   return Math.max(500, Math.min(connectTimeoutMs, sessionTimeoutMs / 3, 2000));
 }
 
+/**
+ * The connection is dropped (`SUSPENDED`, and the client fails over) once the loss clock is
+ * this fraction of the session timeout old. With a heartbeat every T/3 an idle session's clock
+ * is at most 2T/3 plus a watchdog period and a round trip old, so this never fires while the
+ * leader hears us; and `LOST` (0.95 T) leaves 0.15 T to fail over to another member.
+ */
+export const SUSPEND_FRACTION = 0.8;
+
 /** Hooks a generation calls into its session. */
 export interface GenerationHooks {
   connected(gen: Generation): void;
@@ -89,11 +98,10 @@ export class Generation {
   dead = false;
   everConnected = false;
   /**
-   * The loss clock: the monotonic send time of the latest request the server answered (the
-   * handshake included). The server expires the session one timeout after it last *received*
-   * from us, which is no earlier than this; a notification or a late reply proves nothing.
+   * The loss clock: what the ensemble's leader has surely heard of this session (see
+   * `loss-clock.ts`). A notification, a late reply or a follower's answer alone proves nothing.
    */
-  lastHeard = performance.now();
+  readonly clock = new LossClock(performance.now());
   private readonly pending = new Set<Pending>();
   /** Requests waiting for a connection, in call order (they are sent only when connected). */
   private readonly waiting: { send(): void; timer: NodeJS.Timeout }[] = [];
@@ -126,12 +134,15 @@ export class Generation {
     // promises, never throw.
     this.raw.on('connected', () => {
       if (!this.live()) return;
-      this.heard(this.handshakeSentAt);
+      this.clock.handshake(this.handshakeSentAt);
       // Before the state event: its listeners' new calls must go out behind the older ones.
       this.flushUnsent();
       this.hooks.connected(this);
     });
-    this.raw.on('disconnected', () => this.live() && this.hooks.disconnected(this));
+    this.raw.on('disconnected', () => {
+      this.clock.disconnected();
+      if (this.live()) this.hooks.disconnected(this);
+    });
     this.raw.on('expired', () => this.live() && this.hooks.expired(this));
     this.raw.on('authenticationFailed', () => this.live() && this.hooks.authFailed(this));
   }
@@ -143,23 +154,32 @@ export class Generation {
   /** Starts connecting and the receive watchdog. */
   start(): void {
     this.raw.connect();
-    const period = Math.max(20, Math.min(250, Math.floor(this.raw.connectionManager.sessionTimeout / 10)));
+    const period = Math.max(20, Math.min(250, Math.floor(this.raw.connectionManager.sessionTimeout / 20)));
     this.watchdog = setInterval(() => this.checkLiveness(), period);
     this.watchdog.unref();
   }
 
-  /** Advances the loss clock: the server answered a request we sent at `sentAt`. */
-  heard(sentAt: number): void {
-    if (sentAt > this.lastHeard) this.lastHeard = sentAt;
+  /**
+   * The server answered a request we sent at `sentAt`; `viaLeader` when only the leader could
+   * have answered it (a sync or a successful write).
+   */
+  answered(sentAt: number, viaLeader: boolean): void {
+    this.clock.answered(sentAt, performance.now(), viaLeader, this.timeoutMs);
+  }
+
+  /** The loss clock's reading: the leader heard of this session no earlier than this. */
+  get lastHeard(): number {
+    return this.clock.heard;
   }
 
   /**
-   * Runs every few hundred ms. node-zookeeper-client pings only after a third of the session
-   * timeout of silence *in both directions*, so a client that only receives notifications never
-   * pings and is expired while it looks connected: send our own heartbeat once nothing answered
-   * was sent for a third of the timeout. It also has no read timeout and clears its connect
-   * timeout on TCP connect, so a silent partition or a hung server goes unnoticed: drop the
-   * socket when nothing sent for 2/3 of the timeout was answered, or when a handshake takes too
+   * Runs every T/20 (at most 250 ms). node-zookeeper-client pings only after a third of the
+   * session timeout of silence *in both directions*, and its pings are answered by whichever
+   * member we are connected to, so they prove nothing to the leader: send our own heartbeat, a
+   * `sync` (which only the leader answers), once no leader-proving request was answered for
+   * T/3. The client also has no read timeout and clears its connect timeout on TCP connect, so a
+   * silent partition, a hung server or a member cut off from its leader goes unnoticed: drop the
+   * socket once the loss clock is {@link SUSPEND_FRACTION} T old, or when a handshake takes too
    * long (see {@link handshakeTimeout}); the client then fails over.
    */
   private checkLiveness(): void {
@@ -178,26 +198,25 @@ export class Generation {
       else dropSelfConnect();
     }
     if (!this.socket || this.socket.destroyed) return;
-    const silent = now - this.lastHeard;
     if (cm.state === CM_STATE.CONNECTED) {
       // A reset, not a close: a close leaves our unsent requests in the kernel, which would
       // deliver them once the network heals and so touch the session after we counted it lost.
-      if (silent > (cm.sessionTimeout * 2) / 3) this.socket.resetAndDestroy();
-      else if (silent >= cm.sessionTimeout / 3) this.heartbeat();
+      if (now - this.clock.heard > cm.sessionTimeout * SUSPEND_FRACTION) this.socket.resetAndDestroy();
+      else if (now - this.clock.proven >= cm.sessionTimeout / 3) this.heartbeat();
     } else if (cm.state === CM_STATE.CONNECTING && now - this.socketSince > handshakeTimeout(cm.connectTimeout, cm.sessionTimeout)) {
       this.socket.destroy();
     }
   }
 
-  /** One cheap read whose answer advances the loss clock (one at a time). */
+  /** One `sync`, which only the leader answers, to advance the loss clock (one at a time). */
   private heartbeat(): void {
     if (this.heartbeatInFlight) return;
     this.heartbeatInFlight = true;
     const sentAt = performance.now();
     this.hooks.heartbeatSent();
-    exists(this.raw, '/', undefined, (err) => {
+    sendSync(this.raw, '/', (err) => {
       this.heartbeatInFlight = false;
-      if (answeredByServer(err)) this.heard(sentAt);
+      if (answeredByServer(err)) this.answered(sentAt, err === null);
     });
   }
 

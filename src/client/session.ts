@@ -71,6 +71,9 @@ const THROTTLED = 'THROTTLED_OP';
 
 const noop = (): void => undefined;
 
+/** Requests only the ensemble's leader answers (when they succeed): they move the loss clock. */
+const VIA_LEADER: ReadonlySet<keyof SessionCounters> = new Set(['create', 'delete', 'setData', 'multi', 'sync']);
+
 /**
  * A ZooKeeper session: a typed, promise-based adapter over node-zookeeper-client. It owns the
  * connection, reports Curator-style connection states, maps server error codes to typed errors,
@@ -203,7 +206,7 @@ export class ZkSession extends SessionLifecycle {
         const sentAt = performance.now();
         try {
           send(gen, (err, value) => {
-            if (!(err instanceof ZooKeeperError) && answeredByServer(err)) gen.heard(sentAt);
+            if (!(err instanceof ZooKeeperError) && answeredByServer(err)) gen.answered(sentAt, err === null && VIA_LEADER.has(op));
             settle(() => {
               if (!err) resolve(value as T);
               // An expired client reports CONNECTION_LOSS for everything: say what really happened.
