@@ -71,6 +71,20 @@ const THROTTLED = 'THROTTLED_OP';
 
 const noop = (): void => undefined;
 
+/** `changed` promises of watches that fired or ended (see {@link watchSettled}). */
+const settledWatches = new WeakSet<Promise<WatchEvent>>();
+
+/**
+ * Whether the watch behind `changed` (of a {@link ZkSession} watch-setting read) has fired or
+ * ended, known synchronously: a notification is handled before any later reply or notification
+ * of the same session, but promise reactions to it may run after theirs.
+ *
+ * @internal
+ */
+export function watchSettled(changed: Promise<WatchEvent>): boolean {
+  return settledWatches.has(changed);
+}
+
 /** Requests only the ensemble's leader answers (when they succeed): they move the loss clock. */
 const VIA_LEADER: ReadonlySet<keyof SessionCounters> = new Set(['create', 'delete', 'setData', 'multi', 'sync']);
 
@@ -446,16 +460,19 @@ export class ZkSession extends SessionLifecycle {
       let settled = false;
       const aborted = (reason: unknown): void => {
         remove?.();
+        settledWatches.add(changed.promise);
         changed.reject(reason);
       };
       const listener = {
         resolve: (e: WatchEvent) => {
           settled = true;
+          settledWatches.add(changed.promise);
           unsubscribe();
           changed.resolve(e);
         },
         reject: (e: unknown) => {
           settled = true;
+          settledWatches.add(changed.promise);
           unsubscribe();
           changed.reject(e);
         },

@@ -1,7 +1,11 @@
 /**
- * The lock nodes this process has in queues right now, so that a waiter of this process can
- * follow a node of this process without a server watch: this process deletes its own nodes,
- * so it is the first to know they are gone. Every way a node of ours ends is reported here:
+ * The lock nodes this process has in queues right now, so that a waiter can follow a node of
+ * its own session without a server watch: this process deletes its own nodes, so it is the
+ * first to know they are gone. Only within one session: the deletion's reply then comes from
+ * the waiter's own server, which has applied everything the holder wrote before it. A waiter
+ * of another session (even of the same connect string) may be on a member that lags: told here,
+ * it would read data older than the holder's last writes, so it waits for its own server's
+ * notification, as another process would. Every way a node of ours ends is reported here:
  * our deletion (or a NoNode: gone already), or the end of its session (then it is gone or about
  * to be, which the follower checks with a server watch of its own).
  *
@@ -77,9 +81,11 @@ export class LocalNodes {
    * Undefined when `key` is not a node of ours in a queue now (a node of another process, or one
    * already gone: a server watch answers then).
    */
-  follow(key: string, path: string): { abort: AbortController; changed: Promise<WatchEvent> } | undefined {
+  follow(key: string, path: string, owner: AbortSignal): { abort: AbortController; changed: Promise<WatchEvent> } | undefined {
     const node = this.nodes.get(key);
-    if (!node) return undefined;
+    // Only within one session: another session's server may not have applied what the
+    // holder wrote before its release when we learn of the deletion here (see the module doc).
+    if (!node || node.session.owner !== owner) return undefined;
     const abort = new AbortController();
     const changed = new Promise<WatchEvent>((resolve) => {
       const follower = (how: End): void => resolve({ type: how === 'deleted' ? 'NODE_DELETED' : 'NODE_DATA_CHANGED', path });

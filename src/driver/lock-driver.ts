@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ZkSession } from '../client/session.js';
+import { watchSettled, type ZkSession } from '../client/session.js';
 import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import type { Op } from '../client/types.js';
@@ -306,15 +306,23 @@ export class LockDriver {
     // Waiters of this process follow our nodes here, without a server watch.
     const keys = paths.map((p) => this.key(p)); // one string each, kept by both registries
     for (const key of keys) localNodes.add(key, entered.ownerSignal);
-    const own = req.watchOwnNode ? new AbortController() : undefined;
+    const own = new AbortController();
     // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
-    // try-once acquisition sets it only if it holds.
-    let ownWatch = own && req.timeoutMs !== 0 ? this.watchOwn(paths[0] as string, own.signal) : undefined;
+    // try-once acquisition sets it only if it holds. Without `watchOwnNode` it is set only
+    // once we wait (see waitForTurn): the evidence a grant without a listing needs.
+    let ownWatch = req.watchOwnNode && req.timeoutMs !== 0 ? this.watchOwn(paths[0] as string, own.signal) : undefined;
     ownWatch?.catch(noop);
+    const startOwn = (): Promise<{ changed: Promise<WatchEvent> }> => {
+      if (!ownWatch) {
+        ownWatch = this.watchOwn(paths[0] as string, own.signal);
+        ownWatch.catch(noop);
+      }
+      return ownWatch;
+    };
     // Delete first: the deletion fires our own watch, so no watch removal is needed.
-    const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own?.abort(why));
+    const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own.abort(why));
     try {
-      const turn = await this.waitForTurn(entered, count, req, giveUp, ownWatch);
+      const turn = await this.waitForTurn(entered, count, req, giveUp, req.watchOwnNode ? ownWatch : undefined, startOwn);
       if (turn === 'no') {
         await letGo();
         return null;
@@ -323,12 +331,26 @@ export class LockDriver {
       // the one our node belongs to.
       if (!isConnectedState(this.session.state)) await this.session.waitConnected({ signal: giveUp });
       if (entered.ownerSignal.aborted) throw new Restart(`the session of our node ${paths[0]} ended while we were granted`);
-      if (own && !ownWatch) ownWatch = this.watchOwn(paths[0] as string, own.signal);
+      if (req.watchOwnNode) startOwn();
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
+      // Nodes are not ours alone: a grant without a listing rests on our own node's watch, set
+      // before we waited, having seen nothing. Checked synchronously: its notification came
+      // before the one (or the reply) that granted us, but reactions to it may run after.
+      if (watched && watchSettled(watched)) throw new Restart(`our node ${paths[0]} was deleted or changed by someone else while we waited`);
       // Before anyone can see our node go: a successor of this process that is told of its
       // deletion then holds without a listing.
       if (turn.head) heads.record(keys[0] as string, entered.ownerSignal);
-      return { paths, czxid: entered.czxid, sessionId, sessionSignal, ownWatch: watched, ownWatchAbort: own, markRelease: turn.release === 'mark' };
+      return {
+        paths,
+        czxid: entered.czxid,
+        sessionId,
+        sessionSignal,
+        // Without `watchOwnNode` the wait's own watch stays until our release fires it (cheaper
+        // than a removal now); nothing listens to it.
+        ownWatch: req.watchOwnNode ? watched : undefined,
+        ownWatchAbort: req.watchOwnNode ? own : undefined,
+        markRelease: turn.release === 'mark',
+      };
     } catch (err) {
       await letGo(err);
       throw err;
@@ -520,6 +542,7 @@ export class LockDriver {
     req: AcquireRequest,
     giveUp: AbortSignal | undefined,
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
+    startOwn: () => Promise<{ changed: Promise<WatchEvent> }>,
   ): Promise<Turn> {
     const ours = entered.names[0] as string;
     // Listings are read only in the helpers below: a suspended async function keeps every value
@@ -554,6 +577,8 @@ export class LockDriver {
         if (first) {
           entered.ownerSignal.throwIfAborted();
           ownerEnded = onAbort(entered.ownerSignal, (reason) => events.fail(reason));
+          // Our node's watch, pipelined with the first watches below: any event of it restarts.
+          if (!ownWatch) events.followOwn(startOwn());
         }
         first = false;
         const { nodes, holdsAfter } = waiting;
@@ -561,7 +586,7 @@ export class LockDriver {
         for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
         const gone = new Set<string>();
         for (;;) {
-          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope.signal), giveUp);
+          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope.signal, entered.ownerSignal), giveUp);
           events.follow(watches);
           for (const name of missing) gone.add(name);
           if (missing.length === 0) {
@@ -682,13 +707,13 @@ export class LockDriver {
    * call set are dropped, and the first error is thrown; so is a watch set after `scope` aborted
    * (the wait ended meanwhile).
    */
-  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: AbortSignal): Promise<string[]> {
+  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: AbortSignal, owner: AbortSignal): Promise<string[]> {
     const todo = names.filter((name) => !watches.has(name));
     const results = await Promise.allSettled(
       todo.map(async (name): Promise<WatchRecord> => {
         const path = joinPath(this.dir, name);
-        // A node of this process: we are told here when it goes, with no request.
-        const followed = localNodes.follow(this.key(path), path);
+        // A node of our own session: we are told here when it goes, with no request.
+        const followed = localNodes.follow(this.key(path), path, owner);
         if (followed) return { ...followed, local: true };
         const abort = new AbortController();
         const w = await this.session.getDataWatch(path, { signal: abort.signal });

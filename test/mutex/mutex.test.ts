@@ -112,13 +112,15 @@ describe('exclusion and order', () => {
     const holder = await new Mutex(s1!, path).acquire();
     const pending = new Mutex(s2!, path).acquire();
     await queued(path, 2);
-    await waitFor(() => s2!.counters.getData >= 1, { timeoutMs: 5000, message: 'waiter settled' });
+    // The predecessor's watch, and its own node's (what a grant without a listing rests on).
+    await waitFor(() => s2!.counters.getData >= 2, { timeoutMs: 5000, message: 'waiter settled' });
+    await s2!.sync(path);
     const before = s2!.counters;
     await holder.release();
     await (await pending).release();
     const after = s2!.counters;
     assert.equal(after.getChildren + after.getData + after.exists, before.getChildren + before.getData + before.exists);
-    assert.equal(after.watchEvents - before.watchEvents, 1, "only the predecessor's deletion");
+    assert.equal(after.watchEvents - before.watchEvents, 2, "the predecessor's deletion, and its own node's at its release");
   });
 
   test('concurrent acquire() calls on one instance exclude each other (not reentrant)', async () => {
@@ -198,62 +200,52 @@ describe('exclusion and order', () => {
 });
 
 describe('handoff inside one process', () => {
-  test('20 waiters in sessions of one process: each release grants the next with no read, no server watch and no notification', async () => {
+  test('20 waiters in one session: each release grants the next in memory (no listing, no watch on another node, no notification of it)', async () => {
     const path = uniquePath('local-handoff');
-    const sessions = await sessionsN(21);
-    const mutexes = sessions.map((s) => new Mutex(s, path));
-    const holder = await mutexes[0]!.acquire();
+    const [s] = await sessionsN(1);
+    const m = new Mutex(s!, path);
+    const holder = await m.acquire();
     const grants: LockHandle[] = [];
     const waiting: Promise<number>[] = [];
     for (let i = 1; i <= 20; i++) {
-      waiting.push(mutexes[i]!.acquire().then((h) => grants.push(h)));
+      waiting.push(m.acquire().then((h) => grants.push(h)));
       await queued(path, i + 1); // in order: waiter i behind waiter i - 1
     }
-    // Each waiter follows its predecessor in this process: nothing on the server.
+    await waitFor(() => s!.counters.getData >= 20, { timeoutMs: 5000, message: 'every waiter watches its own node' });
+    await s!.sync(path);
+    // Each waiter follows its predecessor here; on the server it watches only its own node.
+    const bySeq = (a: string, b: string): number => a.slice(-10).localeCompare(b.slice(-10));
+    const waiters = (await lockNodes(path)).sort(bySeq).map((n) => `${path}/${n}`).filter((p) => p !== holder.path);
     const watched = await fx.server.watchesByPath();
-    assert.deepEqual([...watched.keys()].filter((p) => p.startsWith(path)), [], 'no server watch under the lock');
-    const cost = (s: ZkSession): number => s.counters.getChildren + s.counters.getData + s.counters.exists + s.counters.watchEvents;
-    const before = sessions.map(cost);
+    assert.deepEqual([...watched.keys()].filter((p) => p.startsWith(path)).sort(), [...waiters].sort(), 'only their own nodes');
+    const before = s!.counters;
     let current = holder;
     for (let round = 0; round < 20; round++) {
       await current.release();
       await waitFor(() => grants.length === round + 1, { timeoutMs: 5000, message: `grant ${round + 1}` });
       current = grants[round]!;
-      assert.equal(current.sessionId, sessions[round + 1]!.sessionId, 'in queue order');
+      assert.equal(current.path, waiters[round], 'in queue order');
     }
     await current.release();
     await Promise.all(waiting);
-    assert.deepEqual(sessions.map(cost), before, 'no read and no notification in any session');
+    const after = s!.counters;
+    assert.equal(after.getChildren + after.getData + after.exists - (before.getChildren + before.getData + before.exists), 0, 'no read');
+    await waitFor(() => s!.counters.watchEvents - before.watchEvents === 20, { timeoutMs: 5000, message: "one notification per waiter: its own node's, at its release" });
     assert.deepEqual(await lockNodes(path), []);
   });
 
-  test('a waiter following a node of this process whose session expires is woken, and waits on the server for what is left', async () => {
-    const path = uniquePath('local-expiry');
-    const proxy = await fx.proxy();
-    const [s0] = await sessionsN(1);
-    // The same connect string as the victim's: one process's sessions, sharing what they know.
-    const victimSession = await pool.connect(proxy.connectString, { sessionTimeoutMs: 4000, renewOnLoss: false });
-    const waiterSession = await pool.connect(proxy.connectString);
-    const holder = await new Mutex(s0!, path).acquire();
-    const victim = new Mutex(victimSession, path).acquire();
-    victim.catch(() => undefined);
+  test('a waiter of another session of this process waits for its own server, as another process would', async () => {
+    const path = uniquePath('local-other-session');
+    const [s1, s2] = await sessionsN(2); // one connect string: one process's sessions
+    const holder = await new Mutex(s1!, path).acquire();
+    const next = new Mutex(s2!, path).acquire();
     await queued(path, 2);
-    let granted = false;
-    const last = new Mutex(waiterSession, path).acquire().then((h) => {
-      granted = true;
-      return h;
-    });
-    await queued(path, 3);
-    const hex = `0x${waiterSession.sessionId.toString(16)}`;
-    // It follows the victim's node here: no server watch of its own.
-    assert.deepEqual(((await fx.server.watchesBySession()).get(hex) ?? []).filter((p) => p.startsWith(path)), []);
-    await expireSession(victimSession, proxy);
-    await assert.rejects(victim);
-    // Told of the end of the victim's session, it looks again: the holder is still there.
-    await waitFor(async () => ((await fx.server.watchesBySession()).get(hex) ?? []).includes(holder.path), { timeoutMs: 5000, message: 'it watches the holder on the server' });
-    assert.equal(granted, false, 'not granted while the holder holds');
+    const hex = `0x${s2!.sessionId.toString(16)}`;
+    await waitFor(async () => ((await fx.server.watchesBySession()).get(hex) ?? []).includes(holder.path), { timeoutMs: 5000, message: "it watches the holder's node on the server" });
+    const events = s2!.counters.watchEvents;
     await holder.release();
-    const h = await withTimeout(last, 5000, 'granted after the holder released');
+    const h = await withTimeout(next, 5000, 'granted');
+    assert.ok(s2!.counters.watchEvents > events, 'granted on its own notification');
     await h.release();
     assert.deepEqual(await lockNodes(path), []);
   });
@@ -276,9 +268,10 @@ async function twoRoutes(waiterOptions: SessionOptions): Promise<{ viaA: ChaosPr
 }
 
 describe('handoff inside one process: failure paths', () => {
-  test('a held node of this process that someone else deletes: its successor here waits for the release, which reports the loss', async () => {
+  test('a held node of this session that someone else deletes: its successor here waits for the release, which reports the loss', async () => {
     const path = uniquePath('local-deleted');
-    const [s1, s2] = await sessionsN(2);
+    const [s1] = await sessionsN(1);
+    const s2 = s1;
     const holder = await new Mutex(s1!, path).acquire();
     let granted = false;
     const next = new Mutex(s2!, path).acquire().then((h) => {
@@ -298,7 +291,7 @@ describe('handoff inside one process: failure paths', () => {
     assert.deepEqual(await lockNodes(path), []);
   });
 
-  test("a waiter following a node of this process ends with its own session, not with that node's", async () => {
+  test("a waiter of another session of this process ends with its own session, not with the holder's", async () => {
     const path = uniquePath('local-own-expiry');
     const { viaA, viaB, holderSession, waiterSession } = await twoRoutes({ sessionTimeoutMs: 4000, renewOnLoss: false });
     const holder = await new Mutex(holderSession, path).acquire();
@@ -315,7 +308,7 @@ describe('handoff inside one process: failure paths', () => {
     assert.deepEqual(await lockNodes(path), []);
   });
 
-  test('told by this process while its own connection is down, a waiter is granted only once its session is back', async () => {
+  test('a waiter of another session of this process whose connection is down is granted only once its session is back', async () => {
     const path = uniquePath('local-suspended');
     const { viaA, viaB, holderSession, waiterSession } = await twoRoutes({ sessionTimeoutMs: 10000 });
     const holder = await new Mutex(holderSession, path).acquire();
@@ -329,7 +322,7 @@ describe('handoff inside one process: failure paths', () => {
     await waitFor(() => waiterSession.counters.getChildren >= 1, { timeoutMs: 5000, message: 'the waiter listed' });
     await waiterSession.sync(path);
     // The waiter's route goes dark and the other refuses it: it stays SUSPENDED while the holder,
-    // connected through A, releases; this process tells the waiter at once.
+    // connected through A, releases.
     viaB.blackhole();
     await waitFor(() => seen.includes('SUSPENDED'), { timeoutMs: 10000, message: 'the waiter suspended' });
     await holder.release();

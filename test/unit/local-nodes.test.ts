@@ -7,17 +7,18 @@ import { LocalNodes } from '../../src/driver/local-nodes.js';
 
 const settled = async (p: Promise<WatchEvent>): Promise<WatchEvent | 'pending'> => Promise.race([p, new Promise<'pending'>((resolve) => setImmediate(() => resolve('pending')))]);
 
-test('a follower is told of our deletion once; a node not ours (or gone) is not followed', async () => {
+test('a follower of the same session is told of our deletion once; a node not ours, of another session, or gone is not followed', async () => {
   const nodes = new LocalNodes();
   const session = new AbortController();
   nodes.add('k/a', session.signal);
-  assert.equal(nodes.follow('k/b', '/b'), undefined);
-  const f = nodes.follow('k/a', '/a');
+  assert.equal(nodes.follow('k/b', '/b', session.signal), undefined);
+  assert.equal(nodes.follow('k/a', '/a', new AbortController().signal), undefined, 'another session follows on the server');
+  const f = nodes.follow('k/a', '/a', session.signal);
   assert.ok(f);
   assert.equal(await settled(f.changed), 'pending');
   nodes.end('k/a', 'deleted');
   assert.deepEqual(await f.changed, { type: 'NODE_DELETED', path: '/a' });
-  assert.equal(nodes.follow('k/a', '/a'), undefined, 'gone: a server watch answers now');
+  assert.equal(nodes.follow('k/a', '/a', session.signal), undefined, 'gone: a server watch answers now');
   assert.equal(nodes.size, 0);
 });
 
@@ -28,8 +29,8 @@ test("the end of a node's session ends it for its followers: look again (data ch
   nodes.add('k/a', s1.signal);
   nodes.add('k/b', s1.signal);
   nodes.add('k/c', s2.signal);
-  const fa = nodes.follow('k/a', '/a')!;
-  const fc = nodes.follow('k/c', '/c')!;
+  const fa = nodes.follow('k/a', '/a', s1.signal)!;
+  const fc = nodes.follow('k/c', '/c', s2.signal)!;
   s1.abort();
   assert.deepEqual(await fa.changed, { type: 'NODE_DATA_CHANGED', path: '/a' });
   assert.equal(await settled(fc.changed), 'pending', 'another session: untouched');
@@ -47,8 +48,8 @@ test('aborting a follow stops it; other followers are still told', async () => {
   const nodes = new LocalNodes();
   const session = new AbortController();
   nodes.add('k/a', session.signal);
-  const f1 = nodes.follow('k/a', '/a')!;
-  const f2 = nodes.follow('k/a', '/a')!;
+  const f1 = nodes.follow('k/a', '/a', session.signal)!;
+  const f2 = nodes.follow('k/a', '/a', session.signal)!;
   f1.abort.abort();
   nodes.end('k/a', 'deleted');
   assert.equal(await settled(f1.changed), 'pending', 'the aborted follow is never told');
