@@ -1,6 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { InvalidArgumentError } from '../errors.js';
-import { checkBoolean, checkDeadline, checkNonEmptyString, checkOptions, checkPort, checkTimeout, describe } from './check.js';
+import { checkBoolean, checkDeadline, checkFunction, checkNonEmptyString, checkOptions, checkPort, checkTimeout, describe } from './check.js';
 import { FrameReader, isOpName, opIs, replyXid, requestHeader, type ZkOpName } from './frames.js';
 import { freePort, LOOPBACK } from './ports.js';
 
@@ -17,7 +17,15 @@ export interface ChaosProxyOptions {
   targetPort: number;
   /** Port to listen on (default a free one). */
   port?: number;
+  /** Rewrites what each client sends first (the member links' election handshake). @internal */
+  rewriteHead?: HeadRewriter;
 }
+
+/**
+ * Called with the bytes a client has sent so far on a connection, until it returns the bytes to
+ * forward in their place (undefined: not enough yet); later bytes pass untouched. @internal
+ */
+export type HeadRewriter = (head: Buffer) => Buffer | undefined;
 
 /** Which request {@link ChaosProxy.loseReply} lets through and then answers with a dropped connection. @group Testing */
 export interface LoseReplyMatch {
@@ -57,6 +65,8 @@ class Lane {
   #ended = false;
   /** Close the link once what is queued is out (a reply is being lost). */
   #cutting = false;
+  /** Bytes held until `rewrite` says what to forward in their place (undefined: nothing to rewrite). */
+  #head: Buffer | undefined;
 
   constructor(
     private readonly proxy: ChaosProxy,
@@ -66,8 +76,12 @@ class Lane {
     private readonly fail: () => void,
     /** Sees every chunk first; returns how many of its bytes to forward before cutting the link. */
     tap: (chunk: Buffer) => number | undefined,
+    private readonly rewrite?: HeadRewriter,
   ) {
-    from.on('data', (data: Buffer) => {
+    if (rewrite) this.#head = Buffer.alloc(0);
+    from.on('data', (received: Buffer) => {
+      const data = this.#rewriteHead(received);
+      if (data === undefined) return;
       const cut = tap(data);
       const chunk = cut === undefined ? data : data.subarray(0, cut);
       // Due times never go backwards, so order holds even when the latency shrinks.
@@ -78,9 +92,20 @@ class Lane {
     });
     // A FIN travels like data: after what came before it, and not through a blackhole.
     from.on('end', () => {
+      // A head cut short by the client goes as it came.
+      if (this.#head !== undefined && this.#head.length > 0) this.#queue.push({ chunk: this.#head, due: performance.now() + proxy.latencyMs });
+      this.#head = undefined;
       this.#ended = true;
       this.flush();
     });
+  }
+
+  #rewriteHead(data: Buffer): Buffer | undefined {
+    if (this.#head === undefined || this.rewrite === undefined) return data;
+    const head = Buffer.concat([this.#head, data]);
+    const out = this.rewrite(head);
+    this.#head = out === undefined ? head : undefined;
+    return out;
   }
 
   /** Sends what is due, unless the proxy blackholes; schedules the rest. */
@@ -143,6 +168,7 @@ class Link {
     port: number,
     counts: { toTarget: number; toClient: number },
     taps: { request(link: Link, chunk: Buffer): undefined; reply(link: Link, chunk: Buffer): number | undefined },
+    rewriteHead: HeadRewriter | undefined,
   ): void {
     if (this.upstream || this.#done) return;
     const upstream = connect({ host, port, allowHalfOpen: true, noDelay: true });
@@ -152,7 +178,7 @@ class Link {
     upstream.on('connect', () => this.lanes.forEach((lane) => lane.flush()));
     const fail = (): void => this.destroy();
     this.lanes.push(
-      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail, (c) => taps.request(this, c)),
+      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail, (c) => taps.request(this, c), rewriteHead),
       new Lane(proxy, upstream, () => this.client, (n) => (counts.toClient += n), fail, (c) => taps.reply(this, c)),
     );
   }
@@ -209,11 +235,13 @@ export class ChaosProxy {
     request: (link: Link, chunk: Buffer): undefined => this.#onRequests(link, chunk),
     reply: (link: Link, chunk: Buffer): number | undefined => this.#onReplies(link, chunk),
   };
+  readonly #rewriteHead: HeadRewriter | undefined;
   #healTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(server: Server, port: number, targetHost: string, targetPort: number) {
+  private constructor(server: Server, port: number, targetHost: string, targetPort: number, rewriteHead: HeadRewriter | undefined) {
     this.#server = server;
+    this.#rewriteHead = rewriteHead;
     this.port = port;
     this.targetHost = targetHost;
     this.targetPort = targetPort;
@@ -227,6 +255,7 @@ export class ChaosProxy {
     checkPort(options.targetPort, 'targetPort');
     checkPort(options.port, 'port', true);
     if (options.targetHost !== undefined) checkNonEmptyString(options.targetHost, 'targetHost');
+    if (options.rewriteHead !== undefined) checkFunction(options.rewriteHead, 'rewriteHead');
     const server = createServer({ noDelay: true, allowHalfOpen: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -236,7 +265,7 @@ export class ChaosProxy {
     server.unref();
     const address = server.address();
     if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
-    return new ChaosProxy(server, address.port, options.targetHost ?? LOOPBACK, options.targetPort);
+    return new ChaosProxy(server, address.port, options.targetHost ?? LOOPBACK, options.targetPort, options.rewriteHead);
   }
 
   /** `127.0.0.1:PORT` of the proxy, for a client. */
@@ -384,7 +413,7 @@ export class ChaosProxy {
     this.mode = mode;
     this.latencyMs = latencyMs;
     for (const link of this.#links) {
-      if (mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps);
+      if (mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps, this.#rewriteHead);
       link.lanes.forEach((lane) => lane.flush());
     }
   }
@@ -397,7 +426,7 @@ export class ChaosProxy {
     }
     const link = new Link(socket, (l) => this.#links.delete(l));
     this.#links.add(link);
-    if (this.mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps);
+    if (this.mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps, this.#rewriteHead);
     else socket.pause();
   }
 }
