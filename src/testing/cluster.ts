@@ -1,9 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../errors.js';
-import { checkDeadline, checkInt, checkOptions, describe } from './check.js';
+import { checkBoolean, checkDeadline, checkInt, checkOptions, describe } from './check.js';
 import type { FourLetterWordOptions } from './four-letter.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
+import { checkDelay, linkProxyCount, MemberLinks, partitionPairs, type MemberLink } from './member-links.js';
 import { freePorts, LOOPBACK } from './ports.js';
 import {
   baseConfig,
@@ -21,6 +22,15 @@ export interface TestingClusterOptions extends ZooKeeperTestOptions {
   initLimit?: number;
   /** Ticks a follower may lag behind the leader (default 25: 5 s at 200 ms). */
   syncLimit?: number;
+  /**
+   * Routes the traffic between members (replication and election) through a {@link ChaosProxy}
+   * per ordered pair of members, so that {@link TestingCluster.isolate},
+   * {@link TestingCluster.partition}, {@link TestingCluster.cutLink} and
+   * {@link TestingCluster.delayLinks} can cut or slow it while clients stay connected to their
+   * member (default false). Needs `reconfigEnabled=false` (ZooKeeper's default), as each member
+   * then has its own view of the others' addresses.
+   */
+  memberLinks?: boolean;
 }
 
 /** Options of {@link TestingCluster.waitForQuorum}. @group Testing */
@@ -101,11 +111,13 @@ export class TestingCluster {
   readonly members: readonly ClusterMember[];
   /** Folder holding every member's files; removed by `close()`. */
   readonly workDir: string;
+  readonly #links: MemberLinks | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(members: readonly ClusterMember[], workDir: string) {
+  private constructor(members: readonly ClusterMember[], workDir: string, links: MemberLinks | undefined) {
     this.members = members;
     this.workDir = workDir;
+    this.#links = links;
   }
 
   /**
@@ -120,9 +132,20 @@ export class TestingCluster {
     checkTestOptions(options, 'TestingCluster options');
     checkInt(options.initLimit, 'initLimit', 1, 10_000, 50);
     checkInt(options.syncLimit, 'syncLimit', 1, 10_000, 25);
+    if (checkBoolean(options.memberLinks, 'memberLinks', false) && options.extraConfig?.some((line) => /^\s*reconfigEnabled\s*=\s*true\s*$/i.test(line))) {
+      // Why: a reconfig-enabled follower adopts the leader's config, which lists the others at the leader's proxies.
+      throw new InvalidArgumentError('memberLinks needs reconfigEnabled=false: each member lists the others at its own link proxies');
+    }
     const installation = locateZooKeeper(options.env);
     for (let attempt = 1; ; attempt++) {
-      const cluster = await TestingCluster.#create(installation, size, options);
+      let cluster: TestingCluster;
+      try {
+        cluster = await TestingCluster.#create(installation, size, options);
+      } catch (error) {
+        // A link proxy's port taken by another process between picking and binding: pick again.
+        if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < PORT_ATTEMPTS) continue;
+        throw error;
+      }
       // allSettled: no member may still be launching when we close after a failure.
       const results = await Promise.allSettled(cluster.members.map((m) => m.restart()));
       const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -146,12 +169,20 @@ export class TestingCluster {
     options: TestingClusterOptions,
   ): Promise<TestingCluster> {
     const root = await makeWorkDir('zk-recipes-cluster-');
-    const ports = await freePorts(3 * size);
+    // One draw for members and link proxies: no port is given twice.
+    const ports = await freePorts(3 * size + (options.memberLinks ? linkProxyCount(size) : 0));
     const plans: ClusterMemberPlan[] = [];
     for (let i = 0; i < size; i++) {
       const port = (k: number): number => ports[3 * i + k] ?? 0;
       const id = i + 1;
       plans.push({ id, clientPort: port(0), peerPort: port(1), electionPort: port(2), workDir: join(root, String(id)), clusterDir: root });
+    }
+    let links: MemberLinks | undefined;
+    try {
+      if (options.memberLinks) links = await MemberLinks.start(plans, ports.slice(3 * size));
+    } catch (error) {
+      await removeWorkDir(root);
+      throw error;
     }
     const servers = plans.map((p) => `server.${p.id}=${LOOPBACK}:${p.peerPort}:${p.electionPort}`);
     const members: ClusterMember[] = [];
@@ -163,12 +194,13 @@ export class TestingCluster {
         ...baseConfig(options, dataDir, plan.clientPort),
         `initLimit=${options.initLimit ?? 50}`,
         `syncLimit=${options.syncLimit ?? 25}`,
-        ...servers,
+        // Member links: every member has its own view of the others' addresses (see MemberLinks).
+        ...(links ? ['reconfigEnabled=false', ...links.serverLines(plan.id, plans)] : servers),
         ...(options.extraConfig ?? []),
       ];
       members.push(new ClusterMember(installation, plan, `${config.join('\n')}\n`, options));
     }
-    return new TestingCluster(members, root);
+    return new TestingCluster(members, root, links);
   }
 
   /** Comma-separated `127.0.0.1:PORT` of every member, for a client. */
@@ -199,6 +231,95 @@ export class TestingCluster {
    */
   restart(id: number, options?: RestartOptions): Promise<void> {
     return this.member(id).restart(options);
+  }
+
+  /**
+   * The link that carries what member `from` sends to member `to`: the proxies in front of
+   * `to`'s quorum and election ports that `from`'s zoo.cfg lists, e.g. to read their bytes.
+   * @throws InvalidArgumentError without `memberLinks`, for an unknown id or for `from === to`.
+   */
+  link(from: number, to: number): MemberLink {
+    return this.#linksFor('link').link(...this.#pair(from, to));
+  }
+
+  /**
+   * Cuts member `id` off from every other member, both ways, as a network partition would:
+   * nothing is closed (no FIN, no RST), data is held and reads pause until healed. Its client
+   * port is untouched: its clients stay connected, and it answers their reads and pings from its
+   * own copy until it gives up on the others (a follower after about `syncLimit` x `tickTime`
+   * without the leader; a leader after as long without a quorum of followers) and stops serving.
+   * Undo with {@link TestingCluster.heal} or {@link TestingCluster.healLink}.
+   * @throws InvalidArgumentError without `memberLinks` or for an unknown id.
+   */
+  isolate(id: number): void {
+    const links = this.#linksFor('isolate');
+    this.member(id);
+    links.set(links.pairsOf(id), { mode: 'blackhole' });
+  }
+
+  /**
+   * Splits the ensemble into `groups` (e.g. `[[1], [2, 3]]`): every link between members of
+   * different groups is cut as by {@link TestingCluster.isolate}, every link inside a group
+   * passes (a partition replaces the previous one, delays included). Every member must be in
+   * exactly one group.
+   * @throws InvalidArgumentError without `memberLinks`, for an empty group, an unknown id, a
+   * member in two groups or in none.
+   */
+  partition(groups: readonly (readonly number[])[]): void {
+    const links = this.#linksFor('partition');
+    const { cut, keep } = partitionPairs(groups, this.members.map((m) => m.id), (id) => this.member(id));
+    links.set(keep, { mode: 'pass' });
+    links.set(cut, { mode: 'blackhole' });
+  }
+
+  /**
+   * Cuts the link between members `a` and `b`, both ways, as {@link TestingCluster.isolate} does.
+   * @throws InvalidArgumentError without `memberLinks`, for an unknown id or for `a === b`.
+   */
+  cutLink(a: number, b: number): void {
+    this.#linksFor('cutLink').set([this.#pair(a, b)], { mode: 'blackhole' });
+  }
+
+  /**
+   * Restores the link between members `a` and `b` to pass mode, both ways; what it held flows on.
+   * @throws InvalidArgumentError without `memberLinks`, for an unknown id or for `a === b`.
+   */
+  healLink(a: number, b: number): void {
+    this.#linksFor('healLink').set([this.#pair(a, b)], { mode: 'pass' });
+  }
+
+  /**
+   * Delays every chunk on every link to and from member `id` by `ms` (0 to 2^31-1; 0 restores
+   * pass mode), keeping order: a slow, lagging member. A round trip between `id` and another
+   * member takes at least `2 x ms` more. Replaces a cut on those links.
+   * @throws InvalidArgumentError without `memberLinks`, for an unknown id or a bad `ms`.
+   */
+  delayLinks(id: number, ms: number): void {
+    const links = this.#linksFor('delayLinks');
+    this.member(id);
+    const delay = checkDelay(ms);
+    links.set(links.pairsOf(id), delay === 0 ? { mode: 'pass' } : { mode: 'latency', ms: delay });
+  }
+
+  /**
+   * Restores every member-to-member link to pass mode; held data flows on.
+   * @throws InvalidArgumentError without `memberLinks`.
+   */
+  heal(): void {
+    const links = this.#linksFor('heal');
+    links.set(links.allPairs(), { mode: 'pass' });
+  }
+
+  #linksFor(what: string): MemberLinks {
+    if (this.#links === undefined) throw new InvalidArgumentError(`${what}: this cluster has no member links; start it with TestingCluster.start(size, { memberLinks: true })`);
+    return this.#links;
+  }
+
+  #pair(a: number, b: number): [number, number] {
+    this.member(a);
+    this.member(b);
+    if (a === b) throw new InvalidArgumentError(`a link joins two different members, got ${describe(a)} twice`);
+    return [a, b];
   }
 
   /** Id of the running member that reports `Mode: leader` in `srvr`, if any. */
@@ -238,6 +359,7 @@ export class TestingCluster {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.all(this.members.map((m) => m.close()));
+      await this.#links?.close();
       await removeWorkDir(this.workDir);
     })();
     return this.#closing;

@@ -12,6 +12,7 @@ export {
   type TestingClusterOptions,
   type WaitForQuorumOptions,
 } from './cluster.js';
+export type { MemberLink } from './member-links.js';
 export {
   cons,
   fourLetterWord,
