@@ -25,9 +25,9 @@ export function isConnectedState(state: ConnectionState): boolean {
 }
 
 /**
- * `LOST` is raised this fraction of the session timeout after the send time of the last request
- * the server answered. The server cannot expire the session before the full timeout from that
- * instant (it counts from when it received the request, and rounds up to its next tick); the
+ * `LOST` is raised once the loss clock (what the ensemble's leader surely heard, see
+ * `loss-clock.ts`) is this fraction of the session timeout old. The leader cannot expire the
+ * session before the full timeout from that instant (and it rounds up to its next tick); the
  * rest is slack for our timer firing late on a busy event loop.
  */
 const LOSS_FRACTION = 0.95;
@@ -337,7 +337,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     this.setState('SUSPENDED');
     const remaining = Math.max(0, lossDeadline(gen) - performance.now());
     this.lostTimer = setTimeout(
-      () => this.onLost(gen, `no request sent in the last ${Math.round(gen.timeoutMs * LOSS_FRACTION)} ms was answered (session timeout ${gen.timeoutMs} ms)`),
+      () => this.onLost(gen, `nothing proved for ${Math.round(gen.timeoutMs * LOSS_FRACTION)} ms that the ensemble's leader heard of the session (session timeout ${gen.timeoutMs} ms)`),
       remaining,
     );
     this.lostTimer.unref();

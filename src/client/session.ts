@@ -94,18 +94,21 @@ const VIA_LEADER: ReadonlySet<keyof SessionCounters> = new Set(['create', 'delet
  * retries idempotent reads on connection loss, detects silent partitions, and after the session
  * is lost starts a new one. Recipes take a `ZkSession`; only this layer talks to the client.
  *
- * The loss clock counts from what the server heard, not from what we received: from the send
- * time of the last request the server answered (pings and the reconnect handshake included). A
- * heartbeat goes out once nothing answered was sent for a third of the session timeout T,
- * whatever comes in meanwhile (notifications prove nothing about the session).
+ * The loss clock counts from what the ensemble's leader heard, not from what we received: only
+ * a `sync` or a write proves that the leader (which alone expires sessions) heard us, and it
+ * proves so only for requests answered a ping period before it was sent (a follower relays the
+ * sessions it saw in its answers to the leader's pings); the reconnect handshake counts at once.
+ * A heartbeat `sync` goes out once nothing only the leader answers was answered for a third of
+ * the session timeout T, whatever comes in meanwhile (notifications and a follower's own
+ * answers prove nothing about the session). The rule and its assumptions:
+ * [the loss clock on an ensemble](../../docs/sessions.md#the-loss-clock-on-an-ensemble).
  *
- * - `SUSPENDED` is raised when the connection drops, or when no request sent in the last 2/3 T
- *   was answered (a silent partition or a hung server: the socket is then dropped and the client
- *   fails over).
- * - `LOST` is raised when the server reports expiry, or locally at 0.95 T after the send time of
- *   the last answered request: before the server can expire the session (it counts the full T
- *   from when it received that request, or later), so a holder is told before anyone else can be
- *   granted what it held. Then every pending call and watch of that session rejects with
+ * - `SUSPENDED` is raised when the connection drops, or when the loss clock is 0.8 T old (a
+ *   silent partition, a hung server, or a member cut off from its leader: the socket is then
+ *   dropped and the client fails over).
+ * - `LOST` is raised when the server reports expiry, or locally once the loss clock is 0.95 T
+ *   old: before the leader can expire the session, so a holder is told before anyone else can
+ *   be granted what it held. Then every pending call and watch of that session rejects with
  *   {@link SessionExpiredError}, {@link ZkSession.signal} aborts, nothing more of that session
  *   reaches the server (no reconnect with its id), and a new session starts.
  *

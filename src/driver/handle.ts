@@ -25,7 +25,8 @@ export interface HandleHooks {
  * `runExclusive`.
  *
  * - `signal` aborts with a {@link LockLostError} when the lock is lost: the session is `LOST`
- *   (expired, or 0.95 of the session timeout without an answered request), or our node was deleted by someone
+ *   (expired, or 0.95 of the session timeout without proof that the ensemble's leader heard of
+ *   it), or our node was deleted by someone
  *   (noticed at once with the recipe's `watchOwnNode` option, off by default; otherwise by
  *   `multi()` and at release). It does not abort on release.
  * - `fencingToken` is our node's czxid: unique across the ensemble and increasing in grant order
