@@ -640,6 +640,8 @@ const kitRows: Row[] = [
   ]),
   { name: 'TestingCluster.start(3, { tickTime: -1 })', call: () => TestingCluster.start(3, { tickTime: -1 }), expect: IA },
   { name: 'TestingCluster.start(3, null)', call: () => TestingCluster.start(3, null as never), expect: IA },
+  ...BAD_BOOLEANS.map((v): Row => ({ name: `TestingCluster.start(3, { memberLinks: ${show(v)} })`, call: () => TestingCluster.start(3, { memberLinks: v as boolean }), expect: IA })),
+  { name: "TestingCluster.start(3, { memberLinks: true, extraConfig: ['reconfigEnabled=true'] })", call: () => TestingCluster.start(3, { memberLinks: true, extraConfig: ['reconfigEnabled=true'] }), expect: IA },
   ...[undefined, null, {}, { targetPort: 0 }, { targetPort: 70000 }, { targetPort: '2181' }, { targetPort: 2181, port: -1 }, { targetPort: 2181, targetHost: '' }, { targetPort: 2181, targetHost: 5 }].map(
     (o): Row => ({ name: `ChaosProxy.start(${JSON.stringify(o) ?? 'undefined'})`, call: () => ChaosProxy.start(o as never), expect: IA }),
   ),

@@ -109,6 +109,17 @@ describe('TestingCluster', () => {
     }
     await assert.rejects(cluster.restart(1, { waitUntilServing: 'no' as never }), InvalidArgumentError);
     await assert.rejects(cluster.member(1).stop({ timeoutMs: -1 }), InvalidArgumentError);
+    // Without memberLinks there are no links to cut: every link method says how to get them.
+    const linkCalls: (() => unknown)[] = [
+      () => cluster.isolate(1),
+      () => cluster.partition([[1], [2, 3]]),
+      () => cluster.cutLink(1, 2),
+      () => cluster.healLink(1, 2),
+      () => cluster.delayLinks(1, 100),
+      () => cluster.heal(),
+      () => cluster.link(1, 2),
+    ];
+    for (const call of linkCalls) assert.throws(call, (e: unknown) => e instanceof InvalidArgumentError && /memberLinks: true/.test(e.message));
     assert.deepEqual(cluster.members.map((m) => m.running), running, 'no member was stopped or started');
   });
 });
