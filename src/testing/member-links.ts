@@ -110,7 +110,7 @@ export class MemberLinks {
     }
   }
 
-/** The `server.N` lines of member `id`'s zoo.cfg: its own at its real ports, every other one at the link proxies. */
+  /** The `server.N` lines of member `id`'s zoo.cfg: its own at its real ports, every other one at the link proxies. */
   serverLines(id: number, members: readonly MemberPorts[]): string[] {
     return members.map((m) => {
       if (m.id === id) return `server.${m.id}=${LOOPBACK}:${m.peerPort}:${m.electionPort}`;
