@@ -180,10 +180,21 @@ export class TestingCluster {
     let links: MemberLinks | undefined;
     try {
       if (options.memberLinks) links = await MemberLinks.start(plans, ports.slice(3 * size));
+      return new TestingCluster(await TestingCluster.#members(installation, plans, options, links), root, links);
     } catch (error) {
+      await links?.close();
       await removeWorkDir(root);
       throw error;
     }
+  }
+
+  /** Writes every member's myid and zoo.cfg. */
+  static async #members(
+    installation: ZooKeeperInstallation,
+    plans: readonly ClusterMemberPlan[],
+    options: TestingClusterOptions,
+    links: MemberLinks | undefined,
+  ): Promise<ClusterMember[]> {
     const servers = plans.map((p) => `server.${p.id}=${LOOPBACK}:${p.peerPort}:${p.electionPort}`);
     const members: ClusterMember[] = [];
     for (const plan of plans) {
@@ -200,7 +211,7 @@ export class TestingCluster {
       ];
       members.push(new ClusterMember(installation, plan, `${config.join('\n')}\n`, options));
     }
-    return new TestingCluster(members, root, links);
+    return members;
   }
 
   /** Comma-separated `127.0.0.1:PORT` of every member, for a client. */
