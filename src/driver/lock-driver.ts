@@ -4,19 +4,22 @@
  *
  * @module
  */
-import { watchSettled, type ZkSession } from '../client/session.js';
+import type { ZkSession } from '../client/session.js';
 import type { Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
-import type { Op } from '../client/types.js';
 import { ZK_CONNECTION_LOSS } from '../client/error-map.js';
 import { isConnectedState } from '../client/lifecycle.js';
-import { ClosedError, ConnectionLossError, IllegalStateError, LockLostError, NoAuthError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
+import { ConnectionLossError, LockLostError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { Background, raceAbort, within } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
 import { graceFor } from './grace.js';
+import { holdsWithoutListing, ownNodeStands } from './grant.js';
+import { placeLost, QueueEntry, type Entered, type Listing } from './enter.js';
+import { NodeRemoval, type Removal } from './release.js';
+import { Restart, WatchEvents } from './watch-events.js';
 import { heads } from './heads.js';
 import { localNodes } from './local-nodes.js';
-import { formatSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
+import { protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
 
 /** What a recipe tells the driver about its nodes. */
@@ -118,22 +121,6 @@ export interface HeldNodes {
   readonly markRelease: boolean;
 }
 
-interface Entered {
-  names: string[];
-  czxid: bigint;
-  /** The session that owns our node(s) (their ephemeralOwner). */
-  owner: bigint;
-  /** Aborts when the session the create was sent in ends: our node(s) go with it. */
-  ownerSignal: AbortSignal;
-  /** The listing sent right behind the create; taken (cleared) by the wait that reads it. */
-  listing: Promise<Listing> | undefined;
-}
-
-interface Listing {
-  children: string[];
-  stat: Stat;
-}
-
 /** A node waited on, and its place in the listing it was chosen from. */
 interface Watched extends QueueNode {
   readonly pos: number;
@@ -165,8 +152,6 @@ interface WatchRecord {
   readonly local: boolean;
 }
 
-/** Our node vanished while we waited (deleted by someone, or the session went): start over. */
-class Restart extends Error {}
 
 const noop = (): void => undefined;
 
@@ -185,8 +170,10 @@ const WAIT_ENDED = new Error('the wait ended');
  */
 export class LockDriver {
   private readonly background = new Background();
-  /** Releases leave the handoff mark (off for good once the directory refuses our writes). */
-  private marks: boolean;
+  /** Deletes our nodes (and leaves the handoff mark). */
+  private readonly removal: NodeRemoval;
+  /** Creates our nodes. */
+  private readonly entry: QueueEntry;
   /** The directory's creation, while on its way. */
   private making: Promise<void> | undefined;
   /** Children in the directory when a wait of this driver last looked (see afterWait). */
@@ -198,7 +185,8 @@ export class LockDriver {
     readonly dir: string,
     private readonly spec: LockSpec,
   ) {
-    this.marks = spec.handoff === true && spec.dirData === undefined;
+    this.removal = new NodeRemoval(session, dir, spec.handoff === true && spec.dirData === undefined, (path, how) => this.ended(path, how));
+    this.entry = new QueueEntry(session, dir, spec, this.removal, () => this.makeDir(), (path) => heads.forget(this.key(path)));
   }
 
   /**
@@ -251,13 +239,7 @@ export class LockDriver {
    */
   check(req: AcquireRequest, prefix: string = protectedPrefix()): void {
     const count = req.count ?? 1;
-    if (count > 1 && !req.inPlaceOf) this.session.validateOps(this.leaseOps(prefix, count, req.data));
-  }
-
-  /** The transaction that creates `count` adjacent nodes at once. */
-  private leaseOps(prefix: string, count: number, data: Buffer): Op[] {
-    const base = joinPath(this.dir, prefix + this.spec.lockName);
-    return Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data }));
+    if (count > 1 && !req.inPlaceOf) this.session.validateOps(this.entry.leaseOps(prefix, count, req.data));
   }
 
   /**
@@ -284,7 +266,7 @@ export class LockDriver {
 
   private async attempt(req: AcquireRequest, prefix: string, giveUp: AbortSignal | undefined): Promise<HeldNodes | null> {
     const count = req.count ?? 1;
-    const entering = req.inPlaceOf ? this.enterInPlace(req, req.inPlaceOf, prefix, giveUp) : this.enter(req, prefix, count, giveUp);
+    const entering = req.inPlaceOf ? this.entry.enterInPlace(req, req.inPlaceOf, prefix, giveUp) : this.entry.enter(req, prefix, count, giveUp);
     let entered: Entered;
     try {
       entered = await raceAbort(entering, giveUp);
@@ -334,9 +316,8 @@ export class LockDriver {
       if (req.watchOwnNode) startOwn();
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
       // Nodes are not ours alone: a grant without a listing rests on our own node's watch, set
-      // before we waited, having seen nothing. Checked synchronously: its notification came
-      // before the one (or the reply) that granted us, but reactions to it may run after.
-      if (watched && watchSettled(watched)) throw new Restart(`our node ${paths[0]} was deleted or changed by someone else while we waited`);
+      // before we waited, having seen nothing (grant.ts).
+      if (!ownNodeStands(watched)) throw new Restart(`our node ${paths[0]} was deleted or changed by someone else while we waited`);
       // Before anyone can see our node go: a successor of this process that is told of its
       // deletion then holds without a listing.
       if (turn.head) heads.record(keys[0] as string, entered.ownerSignal);
@@ -371,159 +352,6 @@ export class LockDriver {
       if (err instanceof NoNodeError) throw new Restart(`our node ${path} was deleted`);
       throw err;
     }
-  }
-
-  /**
-   * Creates our node(s) with a protected name, and sends the listing right behind the create
-   * (a session's requests are processed in order, so it sees our node). Not bounded by the
-   * caller: it may go on after the caller gave up (see `attempt`), but never creates again then,
-   * and it ends at the latest when the session of its create ends.
-   */
-  private async enter(req: AcquireRequest, prefix: string, count: number, giveUp: AbortSignal | undefined): Promise<Entered> {
-    const base = joinPath(this.dir, prefix + this.spec.lockName);
-    for (;;) {
-      giveUp?.throwIfAborted();
-      const owner = this.session.signal;
-      const created =
-        count === 1
-          ? this.session
-              .createWithStat(base, { mode: 'EPHEMERAL_SEQUENTIAL', data: req.data })
-              .then((r) => ({ paths: [r.path], stat: r.stat as Stat | undefined }))
-          : this.session
-              .multi(this.leaseOps(prefix, count, req.data))
-              .then((rs) => ({ paths: rs.map((r) => (r.type === 'create' ? r.path : '')), stat: undefined as Stat | undefined }));
-      const listing = this.session.getChildren(this.dir);
-      listing.catch(noop);
-      try {
-        const made = await created;
-        const names = made.paths.map((p) => p.slice(this.dir.length + 1));
-        // One multi is one transaction: all its nodes share one czxid.
-        const stat = made.stat ?? (await raceAbort(this.statOf(made.paths[0] as string), owner));
-        return { names, czxid: stat.czxid, owner: stat.ephemeralOwner, ownerSignal: owner, listing };
-      } catch (err) {
-        if (err instanceof NoNodeError) {
-          // Raced: once the session ends, mkdirp's creates would wait for the next one.
-          await raceAbort(this.makeDir(), owner);
-          continue;
-        }
-        if (!(err instanceof ConnectionLossError)) throw err;
-        // The create may have been applied: adopt our node by its uuid rather than create a
-        // second one (never two nodes for one attempt, never an orphan). Look even if the caller
-        // gave up, so that a node that did get created is deleted. If the session ends first,
-        // its node went with it: the wait ends with SessionExpiredError (or ClosedError).
-        await this.session.waitConnected({ signal: owner });
-        const found = await raceAbort(this.findOurs(prefix, count, owner), owner);
-        if (found) return { ...found, ownerSignal: owner };
-      }
-    }
-  }
-
-  /**
-   * Creates our node in `place`'s place (its sequence, plain ephemeral) in one transaction with
-   * a check that `place`'s node still exists, and only in the session that holds it: a condition
-   * checked before sending would not hold (the session may be renewed, the node deleted, while
-   * the create is on its way or retried). The listing goes right behind. A lost reply is
-   * resolved by our node's path, in the same session; whatever fails, nothing of ours is left.
-   * Our token is `place`'s: our node's own czxid is newer than those of writers queued behind
-   * `place`, yet it is granted before them.
-   */
-  private async enterInPlace(req: AcquireRequest, place: InPlaceOf, prefix: string, giveUp: AbortSignal | undefined): Promise<Entered> {
-    const seq = parseNode(place.path.slice(place.path.lastIndexOf('/') + 1), this.spec.kinds)?.seq;
-    if (seq === undefined || !place.path.startsWith(`${this.dir}/`)) throw new IllegalStateError(`${place.path} is not a lock node of ${this.dir}`, { path: place.path });
-    const name = prefix + this.spec.lockName + formatSeq(seq);
-    const path = joinPath(this.dir, name);
-    let sent = false;
-    let sessionSignal = this.session.signal;
-    try {
-      for (;;) {
-        if (!place.isHeld) throw placeLost(place, 'it is no longer held');
-        sessionSignal = this.session.signal;
-        if (this.session.sessionId !== place.sessionId || sessionSignal.aborted) throw placeLost(place, `its session 0x${place.sessionId.toString(16)} ended`);
-        sent = true;
-        // Our node joins ahead of `place`'s successors: none of them may take `place`'s
-        // deletion for a handoff from a head any more.
-        heads.forget(this.key(place.path));
-        const created = this.session.multi([
-          { type: 'check', path: place.path },
-          { type: 'create', path, mode: 'EPHEMERAL', data: req.data },
-        ]);
-        const listing = this.session.getChildren(this.dir);
-        listing.catch(noop);
-        try {
-          await created;
-          // Sent in `place`'s session (checked above, same tick): the node is its ephemeral, and
-          // our token is `place`'s, so no read for a Stat.
-          return this.inPlace(name, place, listing, sessionSignal);
-        } catch (err) {
-          if (err instanceof NoNodeError && err.opIndex === 0) throw placeLost(place, 'its node is gone', err);
-          if (err instanceof SessionExpiredError) throw placeLost(place, 'its session ended', err);
-          // Applied already (an earlier reply was lost): the path is this attempt's alone.
-          if (err instanceof NodeExistsError && err.opIndex === 1) return this.adoptInPlace(name, place, giveUp, sessionSignal);
-          if (!(err instanceof ConnectionLossError)) throw err;
-        }
-        // Wait for the same session, even if giving up (a node created in it must be found and
-        // deleted); its end is an answer too: the node, if any, went with it.
-        await this.session.waitConnected({ signal: sessionSignal }).catch((err: unknown) => {
-          throw err instanceof ClosedError ? err : placeLost(place, 'its session ended', err);
-        });
-        if (this.session.sessionId !== place.sessionId) continue; // renewed: refused at the top
-        if (await raceAbort(this.session.exists(path), sessionSignal)) return this.adoptInPlace(name, place, giveUp, sessionSignal);
-        giveUp?.throwIfAborted();
-      }
-    } catch (err) {
-      if (sent) await this.remove([path], sessionSignal);
-      throw err;
-    }
-  }
-
-  /** Our node exists (its name is this attempt's, created only in `place`'s session): take it. */
-  private adoptInPlace(name: string, place: InPlaceOf, giveUp: AbortSignal | undefined, owner: AbortSignal): Entered {
-    giveUp?.throwIfAborted();
-    const listing = this.session.getChildren(this.dir);
-    listing.catch(noop);
-    return this.inPlace(name, place, listing, owner);
-  }
-
-  private inPlace(name: string, place: InPlaceOf, listing: Promise<Listing>, ownerSignal: AbortSignal): Entered {
-    return { names: [name], czxid: place.fencingToken, owner: place.sessionId, ownerSignal, listing };
-  }
-
-  private async statOf(path: string): Promise<Stat> {
-    const stat = await this.session.exists(path);
-    if (!stat) throw new Restart(`our node ${path} vanished`);
-    return stat;
-  }
-
-  /**
-   * After a lost create reply: the node(s) that create made, if it was applied. Decided from an
-   * up-to-date view (sync first: a member we reconnected to may not have applied our create yet)
-   * and by owner: only nodes of the current session are ours to adopt. Nodes with our prefix
-   * from an earlier session of this acquisition are deleted (they would go with that session,
-   * but meanwhile they hold a place in the queue); so is an incomplete set of ours.
-   */
-  private async findOurs(prefix: string, count: number, owner: AbortSignal): Promise<Omit<Entered, 'ownerSignal'> | undefined> {
-    await this.session.sync(this.dir);
-    const listing = await this.session.getChildren(this.dir).catch((err: unknown) => {
-      if (err instanceof NoNodeError) return { children: [] as string[] };
-      throw err;
-    });
-    const names = listing.children.filter((c) => c.startsWith(prefix));
-    if (names.length === 0) return undefined;
-    const stats = await Promise.all(names.map((n) => this.session.exists(joinPath(this.dir, n))));
-    const sessionId = this.session.sessionId;
-    const ours = names.filter((_, i) => stats[i]?.ephemeralOwner === sessionId);
-    const stale = names.filter((n, i) => stats[i] && !ours.includes(n));
-    await this.remove(stale.map((n) => joinPath(this.dir, n)), owner);
-    if (ours.length === 0) return undefined;
-    if (ours.length !== count) {
-      await this.remove(ours.map((n) => joinPath(this.dir, n)), owner);
-      return undefined;
-    }
-    const stat = stats[names.indexOf(ours[0] as string)] as Stat;
-    // Sent after the deletes: the listing does not show the stale nodes.
-    const fresh = this.session.getChildren(this.dir);
-    fresh.catch(noop);
-    return { names: sortChildren(ours, this.spec.kinds).map((n) => n.name), czxid: stat.czxid, owner: sessionId, listing: fresh };
   }
 
   /**
@@ -604,7 +432,8 @@ export class LockDriver {
         const inserted = this.spec.insertionBlocks !== false && nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
         // In a long directory our predecessor's release most likely named it (see afterWait):
         // read that instead of the listing.
-        if (!inserted && ((holdsAfter !== undefined && gone.size >= holdsAfter) || known.size > 0 || (await this.handedOver(nodes, giveUp, view, known)))) {
+        const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted };
+        if (await holdsWithoutListing(facts, () => this.handedOver(nodes, giveUp, view, known))) {
           granted = true;
           return { release: this.afterWait(view), head: headAfter(waiting, gone, known, this.spec.insertingKind) };
         }
@@ -739,83 +568,19 @@ export class LockDriver {
 
   /**
    * Deletes our nodes, retrying through connection loss until they are gone or their session is
-   * (`owner` aborted: its ephemerals went with it, so nothing is sent and nothing waited for).
-   * Ends at the latest when that session is LOST or closed. Resolves to whether this call deleted
-   * them all (false: some were already gone, or the session ended).
+   * (`owner` aborted: nothing is sent then). Resolves to whether this call deleted them all
+   * (see {@link NodeRemoval.remove}).
    */
-  async remove(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
-    let all = true;
-    for (const path of paths) {
-      let end: Removal = 'ended';
-      try {
-        end = await this.removeOne(path, owner);
-        if (end !== 'deleted') all = false;
-      } finally {
-        this.ended(path, end);
-      }
-    }
-    return all;
+  remove(paths: readonly string[], owner: AbortSignal): Promise<boolean> {
+    return this.removal.remove(paths, owner);
   }
-
-  private async removeOne(path: string, owner: AbortSignal): Promise<Removal> {
-    for (;;) {
-      if (owner.aborted || this.session.closed) return 'ended';
-      try {
-        // Raced: a retry after the session ended would go to the next session, and wait for it.
-        await raceAbort(this.session.delete(path), owner);
-        return 'deleted';
-      } catch (err) {
-        if (!owner.aborted && err instanceof NoNodeError) return 'gone';
-        if (owner.aborted || err instanceof SessionExpiredError || err instanceof ClosedError) return 'ended';
-        if (!(err instanceof ConnectionLossError)) throw err;
-        await this.session.waitConnected({ signal: owner }).catch(noop);
-      }
-    }
-  }
-
 
   /**
-   * Deletes the node(s) of a grant, like {@link remove}; with `handoff` (one node) and a grant
-   * that asks for it (`withMark`, see {@link HeldNodes.markRelease}), in one transaction with
-   * the mark that tells our successor we held (see {@link LockSpec.handoff}). An uncontended
-   * cycle so stays a plain delete. Only for nodes that were granted: a mark from a node that
-   * never held could grant its successor while others are ahead.
+   * Deletes the node(s) of a grant, with the handoff mark when the grant asks for it (see
+   * {@link NodeRemoval.release}).
    */
-  async release(paths: readonly string[], owner: AbortSignal, withMark = true): Promise<boolean> {
-    const path = paths[0];
-    if (!this.marks || !withMark || paths.length !== 1 || path === undefined) return this.remove(paths, owner);
-    let end: Removal = 'ended';
-    try {
-      end = await this.releaseMarked(path, owner);
-      return end === 'deleted';
-    } finally {
-      this.ended(path, end);
-    }
-  }
-
-  private async releaseMarked(path: string, owner: AbortSignal): Promise<Removal> {
-    const mark = Buffer.from(path.slice(this.dir.length + 1), 'utf8');
-    let sent = false;
-    for (;;) {
-      if (owner.aborted || this.session.closed) return 'ended';
-      try {
-        await raceAbort(this.session.multi([{ type: 'delete', path }, { type: 'setData', path: this.dir, data: mark }]), owner);
-        return 'deleted';
-      } catch (err) {
-        // After a lost reply, gone means our earlier transaction deleted it.
-        if (!owner.aborted && err instanceof NoNodeError) return sent && err.opIndex === 0 ? 'deleted' : 'gone';
-        // A directory we may create and delete children in but not write (Curator needs no
-        // more): release without the mark, here and from now on; waiters then list.
-        if (err instanceof NoAuthError && err.opIndex === 1) {
-          this.marks = false;
-          return this.removeOne(path, owner);
-        }
-        if (owner.aborted || err instanceof SessionExpiredError || err instanceof ClosedError) return 'ended';
-        if (!(err instanceof ConnectionLossError)) throw err;
-        sent ||= err.sent !== false;
-        await this.session.waitConnected({ signal: owner }).catch(noop);
-      }
-    }
+  release(paths: readonly string[], owner: AbortSignal, withMark = true): Promise<boolean> {
+    return this.removal.release(paths, owner, withMark);
   }
 
   /**
@@ -865,86 +630,6 @@ export class LockDriver {
   }
 }
 
-/** A watch event of one wait, or why the wait must end. */
-type Fired = { readonly name: string; readonly type: WatchEvent['type'] } | { readonly error: unknown };
-
-/**
- * The events of one wait's watches, in the order they fire. Each watch (and our own node's) is
- * followed once when it is set, not again on every wake-up: a semaphore waiter keeps up to
- * `maxLeases` watches across its wake-ups, and callbacks added per wake-up would pile up on
- * them until they fire.
- *
- * @internal
- */
-export class WatchEvents {
-  private readonly fired: Fired[] = [];
-  private wake: (() => void) | undefined;
-  private readonly followed = new WeakSet<object>();
-
-  /** Follows every watch of `watches` not yet followed; an event counts only while its watch is the one in `watches`. */
-  follow(watches: ReadonlyMap<string, { changed: Promise<WatchEvent> }>): void {
-    for (const [name, w] of watches) {
-      if (this.followed.has(w)) continue;
-      this.followed.add(w);
-      w.changed.then(
-        (e) => {
-          if (watches.get(name) === w) this.push({ name, type: e.type });
-        },
-        (error: unknown) => {
-          if (watches.get(name) === w) this.push({ error });
-        },
-      );
-    }
-  }
-
-  /** Follows our own node's watch: any event of it ends the wait (start over). */
-  followOwn(ownWatch: Promise<{ changed: Promise<WatchEvent> }>): void {
-    ownWatch
-      .then((w) => w.changed)
-      .then(
-        () => this.push({ error: new Restart('our node changed or was deleted while waiting') }),
-        (error: unknown) => this.push({ error }),
-      );
-  }
-
-  /** Ends the wait with `error` (at the next event asked for). */
-  fail(error: unknown): void {
-    this.push({ error });
-  }
-
-  /** The next event of a name in `names` (others are stale: watches of an earlier window); rejects with `giveUp`'s reason. */
-  async next(names: readonly string[], giveUp: AbortSignal | undefined): Promise<{ name: string; type: WatchEvent['type'] }> {
-    for (;;) {
-      // Given up: no event counts any more, even one that fired first.
-      giveUp?.throwIfAborted();
-      const e = this.fired.shift();
-      if (e === undefined) {
-        await new Promise<void>((resolve, reject) => {
-          if (giveUp?.aborted) return reject(giveUp.reason);
-          // Through onAbort: `giveUp` may be a signal many waits share (a recipe's close signal).
-          const cleanup = giveUp ? onAbort(giveUp, reject) : noop;
-          this.wake = () => {
-            cleanup();
-            resolve();
-          };
-        });
-        continue;
-      }
-      if ('error' in e) throw e.error;
-      if (names.includes(e.name)) return e;
-    }
-  }
-
-  private push(e: Fired): void {
-    this.fired.push(e);
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
-}
-
-/** How a removal of our node ended: our deletion, found gone already, or its session ended first. */
-type Removal = 'deleted' | 'gone' | 'ended';
 
 
 /**
@@ -962,9 +647,6 @@ function headAfter(waiting: Waiting, gone: ReadonlySet<string>, known: ReadonlyS
   return clear(-1) || waiting.nodes.some((n) => known.has(n.name) && clear(n.pos));
 }
 
-function placeLost(place: InPlaceOf, why: string, cause?: unknown): LockLostError {
-  return new LockLostError(`cannot take the place of ${place.path}: ${why}, so the lock it stood for is lost; nothing was acquired (nor left behind): acquire the lock again`, { path: place.path, cause });
-}
 
 /** A flat copy of `s`: V8 keeps a sliced string's parent alive. */
 function copy(s: string): string {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { WatchEvent } from '../../src/client/types.js';
-import { WatchEvents } from '../../src/driver/lock-driver.js';
+import { WatchEvents } from '../../src/driver/watch-events.js';
 
 /** A watch whose `changed` counts how many callbacks were attached to it, settled by hand. */
 function watch(): { changed: Promise<WatchEvent>; attached: () => number; fire: (type: WatchEvent['type']) => void } {
