@@ -55,11 +55,19 @@ export function handshakeTimeout(connectTimeoutMs: number, sessionTimeoutMs: num
 
 /**
  * The connection is dropped (`SUSPENDED`, and the client fails over) once the loss clock is
- * this fraction of the session timeout old. With a heartbeat every T/3 an idle session's clock
- * is at most 2T/3 plus a watchdog period and a round trip old, so this never fires while the
+ * this fraction of the session timeout old. With a heartbeat every T/6 an idle session's clock
+ * trails by at most T/2 plus a watchdog period and a round trip (the heartbeat two back is the
+ * latest answered a relay margin before the last one was sent), so this never fires while the
  * leader hears us; and `LOST` (0.95 T) leaves 0.15 T to fail over to another member.
  */
 export const SUSPEND_FRACTION = 0.8;
+
+/**
+ * A heartbeat `sync` goes out once nothing only the leader answers was answered for T/6. Fewer
+ * (T/3) would leave an idle session's clock up to 2T/3 old, and a loaded event loop too little
+ * slack before `LOST`; each costs the leader one cheap request.
+ */
+export const HEARTBEATS_PER_TIMEOUT = 6;
 
 /** Hooks a generation calls into its session. */
 export interface GenerationHooks {
@@ -177,7 +185,7 @@ export class Generation {
    * session timeout of silence *in both directions*, and its pings are answered by whichever
    * member we are connected to, so they prove nothing to the leader: send our own heartbeat, a
    * `sync` (which only the leader answers), once no leader-proving request was answered for
-   * T/3. The client also has no read timeout and clears its connect timeout on TCP connect, so a
+   * T/6. The client also has no read timeout and clears its connect timeout on TCP connect, so a
    * silent partition, a hung server or a member cut off from its leader goes unnoticed: drop the
    * socket once the loss clock is {@link SUSPEND_FRACTION} T old, or when a handshake takes too
    * long (see {@link handshakeTimeout}); the client then fails over.
@@ -202,7 +210,7 @@ export class Generation {
       // A reset, not a close: a close leaves our unsent requests in the kernel, which would
       // deliver them once the network heals and so touch the session after we counted it lost.
       if (now - this.clock.heard > cm.sessionTimeout * SUSPEND_FRACTION) this.socket.resetAndDestroy();
-      else if (now - this.clock.proven >= cm.sessionTimeout / 3) this.heartbeat();
+      else if (now - this.clock.proven >= cm.sessionTimeout / HEARTBEATS_PER_TIMEOUT) this.heartbeat();
     } else if (cm.state === CM_STATE.CONNECTING && now - this.socketSince > handshakeTimeout(cm.connectTimeout, cm.sessionTimeout)) {
       this.socket.destroy();
     }
