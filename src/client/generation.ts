@@ -215,11 +215,12 @@ export class Generation {
   }
 
   /**
-   * Asked before every reconnect: none after a connection that worked, or one that never got
-   * its handshake answered (the client pauses after trying every server itself), but a jittered,
-   * capped backoff while attempts keep dying after their handshake: a failure the server
-   * reports by dropping the connection (a request it cannot read, an error we cannot decode)
-   * would otherwise repeat as fast as the network allows.
+   * Asked before every reconnect: no pause while no attempt died after its handshake since a
+   * connection last worked (attempts that fail before the handshake are paced by the client,
+   * which pauses after trying every server), but a jittered, capped backoff while attempts keep
+   * dying after their handshake: a failure the server reports by dropping the connection (a
+   * request it cannot read, a reply we cannot decode) would otherwise repeat as fast as the
+   * network allows.
    */
   private reconnectDelay(): number {
     const a = this.attempt;
