@@ -8,7 +8,8 @@
  */
 import type { Socket } from 'node:net';
 import { LossClock } from './loss-clock.js';
-import { CM_STATE, createRawClient, forgetWatcher, interceptHandshake, registerWatcher, sendSync, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
+import { backoffDelay, type Backoff } from './retry.js';
+import { CM_STATE, createRawClient, forgetWatcher, sendSync, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
@@ -54,6 +55,36 @@ export function handshakeTimeout(connectTimeoutMs: number, sessionTimeoutMs: num
 }
 
 /**
+ * The pause before a new connection attempt once attempts die after their handshake without
+ * having worked (see {@link Generation}): 100 ms doubling per such attempt, capped at a quarter
+ * of the session timeout and 2 s, each jittered between half and all of it (`backoffDelay`).
+ */
+export function reconnectBackoff(sessionTimeoutMs: number): Backoff {
+  const maxDelayMs = Math.max(100, Math.min(2000, Math.floor(sessionTimeoutMs / 4)));
+  return { baseDelayMs: 100, maxDelayMs };
+}
+
+/**
+ * A connection attempt from its handshake reply on. It *works* once the server answered a
+ * request sent on it after the handshake (re-registered watches, a call, a heartbeat).
+ */
+interface Attempt {
+  readonly handshakeSentAt: number;
+  works: boolean;
+}
+
+/**
+ * The handshake's contribution to the loss clock: an answered handshake counts, at its send
+ * time, only once its connection worked (see {@link Attempt}). A server that answers every
+ * handshake and then drops the connection (a request it cannot read, say) keeps the session
+ * alive on its side, but the session is of no use: such attempts do not refresh the clock, so
+ * the session ends `LOST` at its usual deadline instead of reconnecting forever.
+ */
+function handshakeCredit(attempt: Attempt | undefined): number | undefined {
+  return attempt?.works ? attempt.handshakeSentAt : undefined;
+}
+
+/**
  * The connection is dropped (`SUSPENDED`, and the client fails over) once the loss clock is
  * this fraction of the session timeout old. With a heartbeat every T/6 an idle session's clock
  * trails by at most T/2 plus a watchdog period and a round trip (the heartbeat two back is the
@@ -78,6 +109,8 @@ export interface GenerationHooks {
   watchFired(): void;
   watchRemoved(): void;
   heartbeatSent(): void;
+  /** Something failed in a timer of this generation (reported, never thrown). */
+  failed(err: unknown): void;
 }
 
 /** Error codes node-zookeeper-client makes up locally: such a reply proves nothing about the server. */
@@ -94,6 +127,8 @@ export interface GenerationOptions {
   sessionTimeoutMs: number;
   spinDelayMs: number;
   auth: readonly AuthInfo[];
+  /** Largest request the servers accept: watch re-registration is split under it. */
+  maxPacketBytes: number;
   sessionId?: Buffer;
   sessionPassword?: Buffer;
 }
@@ -110,6 +145,11 @@ export class Generation {
    * `loss-clock.ts`). A notification, a late reply or a follower's answer alone proves nothing.
    */
   readonly clock = new LossClock(performance.now());
+  /** The connection attempt since its handshake reply (undefined before, and once it closed). */
+  private attempt: Attempt | undefined;
+  /** Attempts in a row that died after their handshake without having worked. */
+  private failedAttempts = 0;
+  private readonly stopReconnect: () => void;
   private readonly pending = new Set<Pending>();
   /** Requests waiting for a connection, in call order (they are sent only when connected). */
   private readonly waiting: { send(): void; timer: NodeJS.Timeout }[] = [];
@@ -132,17 +172,20 @@ export class Generation {
       sessionPassword: options.sessionPassword,
     });
     for (const a of options.auth) this.raw.addAuthInfo(a.scheme, Buffer.from(a.credentials));
-    interceptHandshake(this.raw, {
+    this.stopReconnect = interceptHandshake(this.raw, {
       allowed: () => !this.dead,
       sending: () => {
         this.handshakeSentAt = performance.now();
       },
+      reconnectDelay: () => this.reconnectDelay(),
+      rewatched: () => this.worked(this.handshakeSentAt),
+      maxPacketBytes: options.maxPacketBytes,
     });
     // Callbacks run inside the client's socket handler: they only update state and settle
     // promises, never throw.
     this.raw.on('connected', () => {
       if (!this.live()) return;
-      this.clock.handshake(this.handshakeSentAt);
+      this.attempt = { handshakeSentAt: this.handshakeSentAt, works: false };
       // Before the state event: its listeners' new calls must go out behind the older ones.
       this.flushUnsent();
       this.hooks.connected(this);
@@ -163,7 +206,14 @@ export class Generation {
   start(): void {
     this.raw.connect();
     const period = Math.max(20, Math.min(250, Math.floor(this.raw.connectionManager.sessionTimeout / 20)));
-    this.watchdog = setInterval(() => this.checkLiveness(), period);
+    this.watchdog = setInterval(() => {
+      try {
+        this.checkLiveness();
+      } catch (err) {
+        // Never out of a timer (an uncaught exception ends the process): report it.
+        this.hooks.failed(err);
+      }
+    }, period);
     this.watchdog.unref();
   }
 
@@ -172,12 +222,40 @@ export class Generation {
    * have answered it (a sync or a successful write).
    */
   answered(sentAt: number, viaLeader: boolean): void {
+    this.worked(sentAt);
     this.clock.answered(sentAt, performance.now(), viaLeader, this.timeoutMs);
   }
 
   /** The loss clock's reading: the leader heard of this session no earlier than this. */
   get lastHeard(): number {
     return this.clock.heard;
+  }
+
+  /** The server answered a request sent at `sentAt`: if sent on this connection, it works. */
+  private worked(sentAt: number): void {
+    const a = this.attempt;
+    if (!a || a.works || sentAt < a.handshakeSentAt) return;
+    a.works = true;
+    this.failedAttempts = 0;
+    const credit = handshakeCredit(a);
+    // The leader revalidated (or created) the session at the handshake.
+    if (credit !== undefined) this.clock.handshake(credit);
+  }
+
+  /**
+   * Asked before every reconnect: no pause while no attempt died after its handshake since a
+   * connection last worked (attempts that fail before the handshake are paced by the client,
+   * which pauses after trying every server), but a jittered, capped backoff while attempts keep
+   * dying after their handshake: a failure the server reports by dropping the connection (a
+   * request it cannot read, a reply we cannot decode) would otherwise repeat as fast as the
+   * network allows.
+   */
+  private reconnectDelay(): number {
+    const a = this.attempt;
+    this.attempt = undefined;
+    if (a && !a.works) this.failedAttempts += 1;
+    if (this.failedAttempts === 0) return 0;
+    return backoffDelay(reconnectBackoff(this.timeoutMs), this.failedAttempts - 1);
   }
 
   /**
@@ -209,7 +287,9 @@ export class Generation {
     if (cm.state === CM_STATE.CONNECTED) {
       // A reset, not a close: a close leaves our unsent requests in the kernel, which would
       // deliver them once the network heals and so touch the session after we counted it lost.
-      if (now - this.clock.heard > cm.sessionTimeout * SUSPEND_FRACTION) this.socket.resetAndDestroy();
+      // This connection's own answered handshake counts here even before it worked: the kill
+      // is about the connection, the loss clock about the session.
+      if (now - Math.max(this.clock.heard, this.attempt?.handshakeSentAt ?? -Infinity) > cm.sessionTimeout * SUSPEND_FRACTION) this.socket.resetAndDestroy();
       else if (now - this.clock.proven >= cm.sessionTimeout / HEARTBEATS_PER_TIMEOUT) this.heartbeat();
     } else if (cm.state === CM_STATE.CONNECTING && now - this.socketSince > handshakeTimeout(cm.connectTimeout, cm.sessionTimeout)) {
       this.socket.destroy();
@@ -227,6 +307,7 @@ export class Generation {
       if (answeredByServer(err)) this.answered(sentAt, err === null);
     });
   }
+
 
   /** The negotiated session timeout (the requested one before connecting). */
   get timeoutMs(): number {
@@ -375,6 +456,7 @@ export class Generation {
     if (this.dead) return;
     this.dead = true;
     clearInterval(this.watchdog);
+    this.stopReconnect();
     this.controller.abort(reason);
     for (const u of this.waiting.splice(0)) clearTimeout(u.timer);
     for (const p of [...this.pending]) p.reject(reason);

@@ -9,6 +9,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { ClosedError, InvalidArgumentError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { deferred, raceAbort } from '../util/abort.js';
+import { DEFAULT_MAX_PACKET_BYTES } from './encoding.js';
 import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
 import { Generation } from './generation.js';
 import type { RetryPolicy } from './retry.js';
@@ -156,6 +157,8 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
    * (the `connectTimeoutMs` option).
    */
   readonly connectTimeoutMs: number;
+  /** Largest request the servers accept, bytes (the `maxPacketBytes` option). */
+  protected readonly maxPacketBytes: number;
   /** Aborts on close. */
   protected readonly closeController = new AbortController();
   /** Request and watch counters. */
@@ -187,6 +190,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     this.spinDelayMs = checkInt(options.spinDelayMs, 'spinDelayMs', 0, 60_000, 200);
     this.auth = validateAuth(options.auth);
     this.renewOnLoss = checkBoolean(options.renewOnLoss, 'renewOnLoss', true);
+    this.maxPacketBytes = checkInt(options.maxPacketBytes, 'maxPacketBytes', 1024, 100 * 1024 * 1024, DEFAULT_MAX_PACKET_BYTES);
   }
 
   /** Starts the first generation, once every option was validated (nothing runs before). */
@@ -296,6 +300,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
         sessionTimeoutMs: this.requestedTimeoutMs,
         spinDelayMs: this.spinDelayMs,
         auth: this.auth,
+        maxPacketBytes: this.maxPacketBytes,
         sessionId: join?.sessionId,
         sessionPassword: join?.password,
       },
@@ -313,6 +318,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
         heartbeatSent: () => {
           this.stats.heartbeat += 1;
         },
+        failed: (err) => this.report(err),
       },
     );
     gen.start();
@@ -336,10 +342,14 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     if (gen !== this.gen || this.closed || !gen.everConnected || this.currentState === 'SUSPENDED') return;
     this.setState('SUSPENDED');
     const remaining = Math.max(0, lossDeadline(gen) - performance.now());
-    this.lostTimer = setTimeout(
-      () => this.onLost(gen, `nothing proved for ${Math.round(gen.timeoutMs * LOSS_FRACTION)} ms that the ensemble's leader heard of the session (session timeout ${gen.timeoutMs} ms)`),
-      remaining,
-    );
+    this.lostTimer = setTimeout(() => {
+      try {
+        this.onLost(gen, `nothing proved for ${Math.round(gen.timeoutMs * LOSS_FRACTION)} ms that the ensemble's leader heard of the session (session timeout ${gen.timeoutMs} ms)`);
+      } catch (err) {
+        // Never out of a timer (an uncaught exception ends the process): report it.
+        this.report(err);
+      }
+    }, remaining);
     this.lostTimer.unref();
   }
 
@@ -365,6 +375,12 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     if (prev === next) return;
     this.currentState = next;
     this.safeEmit('state', next, prev);
+  }
+
+  /** Reports a failure of the session's own machinery (never thrown: it runs in timers). */
+  private report(err: unknown): void {
+    if (this.listenerCount('error') > 0) this.safeEmit('error', err instanceof Error ? err : new Error(String(err)));
+    else process.emitWarning(`zk-recipes: ZkSession to ${this.connectString}: ${String(err)}`);
   }
 
   // Listeners run inside the client's socket handler: a throw there would crash the process.

@@ -12,7 +12,8 @@ import ExceptionExports from 'node-zookeeper-client/lib/Exception.js';
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import type { Acl, Op, Stat } from './types.js';
 import { CREATE_MODE_FLAGS } from './types.js';
-import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, statOnly, syncFrame, type Decoder, type Frame } from './wire.js';
+import { batchWatches, SET_WATCHES_BATCH_BYTES } from './encoding.js';
+import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame } from './wire.js';
 
 /** Raw jute Stat: longs are 8-byte big-endian buffers. */
 export interface RawStat {
@@ -53,6 +54,9 @@ interface RawWatcherManager {
   dataWatchers: WatcherTable;
   childWatchers: WatcherTable;
   existenceWatchers: WatcherTable;
+  getDataWatcherPaths(): string[];
+  getExistenceWatcherPaths(): string[];
+  getChildWatcherPaths(): string[];
 }
 
 interface RawRequest {
@@ -75,6 +79,8 @@ export interface RawConnectionManager {
   pendingQueue: { request: RawRequest; callback?: (err: RawError | null, value?: unknown) => void }[];
   /** The last zxid the server reported, sent with the next handshake. */
   zxid: Buffer;
+  /** The next request id (xid); see {@link wrapXids}. */
+  xid: number;
   /** Bytes of a reply not complete yet (the client never clears them on a new connection). */
   pendingBuffer: Buffer | null;
   onSocketConnected(): void;
@@ -184,6 +190,10 @@ function assertInternals(): void {
     typeof cm.registerChildWatcher === 'function' &&
     typeof cm.registerExistenceWatcher === 'function' &&
     typeof cm.watcherManager.existenceWatchers === 'object' &&
+    typeof cm.watcherManager.getDataWatcherPaths === 'function' &&
+    typeof cm.watcherManager.getExistenceWatcherPaths === 'function' &&
+    typeof cm.watcherManager.getChildWatcherPaths === 'function' &&
+    typeof cm.xid === 'number' &&
     typeof probe.transaction().ops === 'object' &&
     typeof jute.OP_CODES.MULTI === 'number' &&
     jute.OP_CODES.GET_DATA === 4 &&
@@ -225,7 +235,30 @@ export function createRawClient(connectString: string, options: RawClientOptions
   };
   if (options.sessionId) opts.sessionId = options.sessionId;
   if (options.sessionPassword) opts.sessionPassword = options.sessionPassword;
-  return nzc.createClient(connectString, opts);
+  const client = nzc.createClient(connectString, opts);
+  wrapXids(client.connectionManager);
+  return client;
+}
+
+/** The largest request id; the Java client never uses it and goes on from 1. */
+export const MAX_XID = 0x7fffffff;
+
+/**
+ * Request ids wrap as the Java client's do: from 2^31 - 2 on to 1 (negative ids are the
+ * server's notifications, pings, auth and SetWatches replies). The client's counter is a plain
+ * property it increments for every request (ours included: a frame gets its xid from it) and
+ * never wraps: past 2^31 - 1 every encode would throw, in a caller or in a timer.
+ */
+function wrapXids(cm: RawConnectionManager): void {
+  let next = cm.xid;
+  Object.defineProperty(cm, 'xid', {
+    configurable: true,
+    enumerable: true,
+    get: () => next,
+    set: (v: number) => {
+      next = Number.isInteger(v) && v >= 1 && v < MAX_XID ? v : 1;
+    },
+  });
 }
 
 /** What {@link interceptHandshake} asks before each connection attempt's handshake. */
@@ -234,6 +267,12 @@ export interface HandshakeHooks {
   allowed(): boolean;
   /** The ConnectRequest is about to be written: the server hears from us no earlier than now. */
   sending(): void;
+  /** How long to wait before the next connection attempt, ms (0: at once). */
+  reconnectDelay(): number;
+  /** The server answered a SetWatches packet of this connection: the connection works. */
+  rewatched(): void;
+  /** Largest request the server accepts: watches are re-registered in packets under it. */
+  maxPacketBytes: number;
 }
 
 const AUTH_OP = 100;
@@ -242,7 +281,7 @@ const CONNECTION_LOSS = -4;
 const SET_WATCHES_OP = 101;
 
 /**
- * Takes over the client's handshake, for four reasons. (1) After reconnecting, the client queues
+ * Takes over the client's handshake, for six reasons. (1) After reconnecting, the client queues
  * its auth and SetWatches packets behind the requests queued while disconnected, so those go out
  * unauthenticated (NoAuth on ACL'd paths); and every failed attempt leaves one more stale copy
  * (with an outdated watch set). Put this attempt's auth first, then its SetWatches, and drop the
@@ -251,13 +290,30 @@ const SET_WATCHES_OP = 101;
  * `connect` a no-op once not allowed. (3) Its idle ping is replaced by the session's heartbeat.
  * (4) The part of a reply that an earlier connection dropped in the middle of stays buffered, and
  * the next connection's handshake reply is read as its rest: the client never connects again.
+ * (5) It sends every watch in one SetWatches packet: over the server's packet limit, the server
+ * drops the connection right after the handshake, on every attempt. Send them in packets of at
+ * most 128 kB (the Java client's batches, ZOOKEEPER-706) and the packet limit. (6) It reconnects
+ * at once after a connection that worked for a moment: pause as `reconnectDelay` says.
+ * Returns a function that cancels a reconnect still waiting.
  */
-export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): void {
+export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): () => void {
   const cm = client.connectionManager;
   const connect = cm.connect;
   const handshake = cm.onSocketConnected;
+  let pause: NodeJS.Timeout | undefined;
   cm.connect = function (this: RawConnectionManager): void {
-    if (hooks.allowed()) connect.call(this);
+    if (!hooks.allowed() || pause !== undefined) return;
+    const ms = hooks.reconnectDelay();
+    if (ms <= 0) return connect.call(this);
+    pause = setTimeout(() => {
+      pause = undefined;
+      // Nothing may throw out of a timer; the client's connect only opens a socket.
+      try {
+        if (hooks.allowed() && this.state !== CM_STATE.CLOSED) connect.call(this);
+      } catch {
+        this.socket?.destroy();
+      }
+    }, ms);
   };
   // The session heartbeats on its own schedule (generation.ts); the client's own ping after a
   // third of the timeout of socket idleness would be a second request for the same purpose.
@@ -280,8 +336,31 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): vo
     const kind = (p: { request: RawRequest }): number | undefined => p.request.header?.type;
     const rest = queue.filter((p) => kind(p) !== AUTH_OP && kind(p) !== SET_WATCHES_OP);
     queue.length = 0;
-    queue.push(...fresh.filter((p) => kind(p) === AUTH_OP), ...fresh.filter((p) => kind(p) !== AUTH_OP), ...rest);
+    queue.push(...fresh.filter((p) => kind(p) === AUTH_OP), ...rewatch(this, hooks), ...rest);
   };
+  return () => {
+    clearTimeout(pause);
+    pause = undefined;
+  };
+}
+
+/**
+ * The SetWatches packets that re-register every watch of the client's tables (instead of its
+ * single one), each at most {@link SET_WATCHES_BATCH_BYTES} and the packet limit, all relative to
+ * the last zxid seen. The server answers each once it has set its watches (after sending the
+ * notifications for what changed meanwhile).
+ */
+function rewatch(cm: RawConnectionManager, hooks: HandshakeHooks): { request: RawRequest; callback: (err: RawError | null) => void }[] {
+  const wm = cm.watcherManager;
+  const set = { data: wm.getDataWatcherPaths(), exist: wm.getExistenceWatcherPaths(), child: wm.getChildWatcherPaths() };
+  const chroot = cm.chrootPath ?? '';
+  const zxid = Buffer.from(cm.zxid);
+  return batchWatches(set, chroot, Math.min(SET_WATCHES_BATCH_BYTES, hooks.maxPacketBytes)).map((batch) => ({
+    request: new FrameRequest(OPCODE.SET_WATCHES, setWatchesFrame(chroot, zxid, batch), nothing),
+    callback: (err: RawError | null) => {
+      if (!err) hooks.rewatched();
+    },
+  }));
 }
 
 /**

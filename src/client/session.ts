@@ -15,7 +15,7 @@ import {
 } from '../errors.js';
 import { deferred, delay } from '../util/abort.js';
 import { onAbort } from '../util/signals.js';
-import { DEFAULT_MAX_PACKET_BYTES, multiSize, requestSize } from './encoding.js';
+import { multiSize, requestSize, watchSize, type SizedRequest } from './encoding.js';
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
@@ -55,11 +55,22 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What one call of the API sent, over all its attempts (and, for `mkdirp` and
+ * `deleteRecursive`, over all their requests): `sent: false` on an error must mean that nothing
+ * of the call reached the server, not only its last attempt.
+ */
+interface Ledger {
+  sent: boolean;
+}
+
 /** How a request behaves when its caller's signal aborts after it was sent. */
 interface CallSpec {
   signal?: AbortSignal | undefined;
   /** A read whose reply may be ignored. Writes and watch-setting reads wait for theirs. */
   abandonable?: boolean;
+  /** Marked sent when this request goes out. */
+  ledger?: Ledger | undefined;
 }
 
 /** The open ACL, encoded once (most creates use it). */
@@ -129,8 +140,8 @@ const VIA_LEADER: ReadonlySet<keyof SessionCounters> = new Set(['create', 'delet
 export class ZkSession extends SessionLifecycle {
   private readonly retryPolicy: RetryPolicy;
   private readonly maxDataBytes: number;
-  private readonly maxPacketBytes: number;
-  private readonly chrootLength: number;
+  /** The chroot of the connect string ('' for none): the server counts it in every path. */
+  private readonly chroot: string;
 
   /**
    * Creates a session and starts connecting; see {@link ZkSession.connect} to also wait for the
@@ -140,8 +151,7 @@ export class ZkSession extends SessionLifecycle {
   constructor(connectString: string, options: SessionOptions = {}) {
     super(connectString, options);
     this.maxDataBytes = checkInt(options.maxDataBytes, 'maxDataBytes', 0, 100 * 1024 * 1024, 1_000_000);
-    this.maxPacketBytes = checkInt(options.maxPacketBytes, 'maxPacketBytes', 1024, 100 * 1024 * 1024, DEFAULT_MAX_PACKET_BYTES);
-    this.chrootLength = chrootOf(connectString).length;
+    this.chroot = chrootOf(connectString);
     this.retryPolicy = resolveRetryPolicy(options.retry);
     this.begin(options.join);
   }
@@ -192,7 +202,7 @@ export class ZkSession extends SessionLifecycle {
     spec: CallSpec = {},
   ): Promise<T> {
     if (this.closed) return Promise.reject(new ClosedError(`${op} on ${path ?? '?'}: session to ${this.connectString} is closed`, { path }));
-    const { signal, abandonable = false } = spec;
+    const { signal, abandonable = false, ledger } = spec;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const gen = this.gen;
     // After LOST without renewal: nothing can be sent on that session any more.
@@ -219,6 +229,7 @@ export class ZkSession extends SessionLifecycle {
       const dispatch = (): void => {
         if (settled) return;
         sent = true;
+        if (ledger) ledger.sent = true;
         this.stats[op] += 1;
         const sentAt = performance.now();
         try {
@@ -257,16 +268,34 @@ export class ZkSession extends SessionLifecycle {
    * (THROTTLED_OP, REQUEST_TIMEOUT); writes only when they were certainly not applied
    * (throttled). The pause between attempts ends early on close or the caller's abort.
    */
-  private retrying<T>(fn: (attempt: number) => Promise<T>, signal: AbortSignal | undefined, kind: 'read' | 'write'): Promise<T> {
+  private retrying<T>(fn: (attempt: number) => Promise<T>, signal: AbortSignal | undefined, kind: 'read' | 'write', ledger: Ledger): Promise<T> {
     // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
-    return withRetry(this.retryPolicy, fn, (ms) => delay(ms, this.closeController.signal, signal), kind === 'read' ? isTransient : notApplied);
+    return withRetry(this.retryPolicy, fn, (ms) => delay(ms, this.closeController.signal, signal), kind === 'read' ? isTransient : notApplied).catch((err: unknown) => {
+      throw truthful(err, ledger);
+    });
   }
 
-  /** Refuses a request the server would answer by dropping the connection. */
-  private checkPacket(size: number, op: string, path: string): void {
+  /**
+   * Refuses a request the server would answer by dropping the connection (and a re-send would
+   * do it again): its encoded size in bytes, chroot included, over the packet limit.
+   */
+  private checkSize(req: SizedRequest, op: string): void {
+    this.checkPacket(requestSize(req, this.chroot), op, req.path, 'the request is');
+  }
+
+  /**
+   * Refuses a watch-setting read whose watch could not be re-registered after a reconnect: the
+   * SetWatches packet of that one path would be over the packet limit. Also checks the read.
+   */
+  private checkWatch(req: SizedRequest & { type: 'exists' | 'getData' | 'getChildren' }): void {
+    this.checkSize(req, req.type);
+    this.checkPacket(watchSize(req.path, this.chroot), req.type, req.path, 're-registering its watch after a reconnect takes');
+  }
+
+  private checkPacket(size: number, op: string, path: string, what: string): void {
     if (size <= this.maxPacketBytes) return;
     throw new InvalidArgumentError(
-      `${op} on ${path}: the request is ${size} bytes, over the server's packet limit of ${this.maxPacketBytes} bytes (its jute.maxbuffer; the maxPacketBytes option): the server would drop the connection. Send less at once (fewer transaction ops, smaller data), or raise jute.maxbuffer on every server and maxPacketBytes here`,
+      `${op} on ${describe(path)}: ${what} ${size} bytes, over the server's packet limit of ${this.maxPacketBytes} bytes (its jute.maxbuffer; the maxPacketBytes option): the server would drop the connection. Send less at once (a shorter path, fewer transaction ops, smaller data), or raise jute.maxbuffer on every server and maxPacketBytes here`,
       { path },
     );
   }
@@ -277,10 +306,12 @@ export class ZkSession extends SessionLifecycle {
    * thrown (recipes use protected names to recover).
    */
   create(path: string, options: CreateCallOptions = {}): Promise<string> {
-    return this.guard(() => {
-      const { data, acls, flags, signal } = this.prepareCreate(path, options);
-      return this.retrying(() => this.call<string>('create', path, (g, done) => create(g.raw, path, data, acls, flags, done), { signal }), signal, 'write');
-    });
+    return this.guard(() => this.createNode(path, options, { sent: false }));
+  }
+
+  private createNode(path: string, options: CreateCallOptions, ledger: Ledger): Promise<string> {
+    const { data, acls, flags, signal } = this.prepareCreate(path, options);
+    return this.retrying(() => this.call<string>('create', path, (g, done) => create(g.raw, path, data, acls, flags, done), { signal, ledger }), signal, 'write', ledger);
   }
 
   private prepareCreate(path: string, options: CreateCallOptions): { data: Buffer | undefined; acls: Buffer; flags: number; signal: AbortSignal | undefined } {
@@ -290,7 +321,7 @@ export class ZkSession extends SessionLifecycle {
     const data = toBuffer(options.data, this.maxDataBytes, path);
     const mode = checkMode(options.mode, 'mode');
     const acl = checkAcl(options.acl);
-    this.checkPacket(requestSize({ type: 'create', path, data, acl }, this.chrootLength), 'create', path);
+    this.checkSize({ type: 'create', path, data, acl }, 'create');
     return { data, acls: acl === Acls.OPEN ? OPEN_ACL_BYTES : encodeAcls(acl), flags: CREATE_MODE_FLAGS[mode], signal };
   }
 
@@ -301,6 +332,7 @@ export class ZkSession extends SessionLifecycle {
   createWithStat(path: string, options: CreateCallOptions = {}): Promise<CreatedNode> {
     return this.guard(() => {
       const { data, acls, flags, signal } = this.prepareCreate(path, options);
+      const ledger = { sent: false };
       return this.retrying(
         () =>
           this.call<CreatedNode>(
@@ -308,10 +340,11 @@ export class ZkSession extends SessionLifecycle {
             path,
             (g, done) =>
               create2(g.raw, path, data, acls, flags, (err, created) => done(err, created && { type: 'create', path: created.path, stat: created.stat })),
-            { signal },
+            { signal, ledger },
           ),
         signal,
         'write',
+        ledger,
       );
     });
   }
@@ -325,31 +358,35 @@ export class ZkSession extends SessionLifecycle {
       validatePath(path);
       checkOptions(options);
       validateVersion(options.version, path);
-      const signal = checkSignal(options.signal);
-      const version = options.version ?? -1;
-      let sends = 0;
-      return this.retrying(
-        async () => {
-          try {
-            await this.call<void>(
-              'delete',
-              path,
-              (g, done) => {
-                sends += 1;
-                remove(g.raw, path, version, done);
-              },
-              { signal },
-            );
-          } catch (err) {
-            // An earlier attempt that was sent may have deleted it.
-            if (sends > 1 && err instanceof NoNodeError) return;
-            throw err;
-          }
-        },
-        signal,
-        'read',
-      );
+      return this.deleteNode(path, options.version ?? -1, checkSignal(options.signal), { sent: false });
     });
+  }
+
+  private deleteNode(path: string, version: number, signal: AbortSignal | undefined, ledger: Ledger): Promise<void> {
+    this.checkSize({ type: 'delete', path }, 'delete');
+    let sends = 0;
+    return this.retrying(
+      async () => {
+        try {
+          await this.call<void>(
+            'delete',
+            path,
+            (g, done) => {
+              sends += 1;
+              remove(g.raw, path, version, done);
+            },
+            { signal, ledger },
+          );
+        } catch (err) {
+          // An earlier attempt that was sent may have deleted it.
+          if (sends > 1 && err instanceof NoNodeError) return;
+          throw err;
+        }
+      },
+      signal,
+      'read',
+      ledger,
+    );
   }
 
   /**
@@ -363,7 +400,9 @@ export class ZkSession extends SessionLifecycle {
     return this.guard(() => {
       validatePath(path);
       const signal = callSignal(options);
-      return this.retrying(() => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err)), { signal, abandonable: true }), signal, 'read');
+      this.checkSize({ type: 'sync', path }, 'sync');
+      const ledger = { sent: false };
+      return this.retrying(() => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err)), { signal, abandonable: true, ledger }), signal, 'read', ledger);
     });
   }
 
@@ -372,7 +411,9 @@ export class ZkSession extends SessionLifecycle {
     return this.guard(() => {
       validatePath(path);
       const signal = callSignal(options);
-      return this.retrying(() => this.call<Stat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true }), signal, 'read');
+      this.checkSize({ type: 'exists', path }, 'exists');
+      const ledger = { sent: false };
+      return this.retrying(() => this.call<Stat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true, ledger }), signal, 'read', ledger);
     });
   }
 
@@ -381,7 +422,9 @@ export class ZkSession extends SessionLifecycle {
     return this.guard(() => {
       validatePath(path);
       const signal = callSignal(options);
-      return this.retrying(() => this.rawGetData(path, { signal, abandonable: true }), signal, 'read');
+      this.checkSize({ type: 'getData', path }, 'getData');
+      const ledger = { sent: false };
+      return this.retrying(() => this.rawGetData(path, { signal, abandonable: true, ledger }), signal, 'read', ledger);
     });
   }
 
@@ -394,9 +437,10 @@ export class ZkSession extends SessionLifecycle {
       const signal = checkSignal(options.signal);
       if (data === undefined) throw new InvalidArgumentError(`setData of ${path}: data must be a Uint8Array or a string, got undefined`, { path });
       const buf = toBuffer(data, this.maxDataBytes, path);
-      this.checkPacket(requestSize({ type: 'setData', path, data: buf ?? EMPTY }, this.chrootLength), 'setData', path);
+      this.checkSize({ type: 'setData', path, data: buf ?? EMPTY }, 'setData');
       const version = options.version ?? -1;
-      return this.retrying(() => this.call<Stat>('setData', path, (g, done) => setData(g.raw, path, buf, version, done), { signal }), signal, 'write');
+      const ledger = { sent: false };
+      return this.retrying(() => this.call<Stat>('setData', path, (g, done) => setData(g.raw, path, buf, version, done), { signal, ledger }), signal, 'write', ledger);
     });
   }
 
@@ -404,9 +448,13 @@ export class ZkSession extends SessionLifecycle {
   getChildren(path: string, options: CallOptions = {}): Promise<ChildrenResult> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
-      return this.retrying(() => this.rawGetChildren(path, { signal, abandonable: true }), signal, 'read');
+      return this.listChildren(path, callSignal(options), { sent: false });
     });
+  }
+
+  private listChildren(path: string, signal: AbortSignal | undefined, ledger: Ledger): Promise<ChildrenResult> {
+    this.checkSize({ type: 'getChildren', path }, 'getChildren');
+    return this.retrying(() => this.rawGetChildren(path, { signal, abandonable: true, ledger }), signal, 'read', ledger);
   }
 
   /**
@@ -415,12 +463,12 @@ export class ZkSession extends SessionLifecycle {
    * means "gone already" and leaves no watch behind.
    */
   getDataWatch(path: string, options: WatchOptions = {}): Promise<Watched<DataResult>> {
-    return this.watched('data', path, options, (w, signal) => this.rawGetData(path, { signal }, w));
+    return this.watched('getData', path, options, (w, spec) => this.rawGetData(path, spec, w));
   }
 
   /** Lists children and sets a child watch atomically. */
   getChildrenWatch(path: string, options: WatchOptions = {}): Promise<Watched<ChildrenResult>> {
-    return this.watched('child', path, options, (w, signal) => this.rawGetChildren(path, { signal }, w));
+    return this.watched('getChildren', path, options, (w, spec) => this.rawGetChildren(path, spec, w));
   }
 
   /**
@@ -429,7 +477,7 @@ export class ZkSession extends SessionLifecycle {
    * watch is aborted.
    */
   existsWatch(path: string, options: WatchOptions = {}): Promise<Watched<Stat | null>> {
-    return this.watched('data', path, options, (w, signal) =>
+    return this.watched('exists', path, options, (w, spec) =>
       this.call<Stat | null>(
         'exists',
         path,
@@ -437,13 +485,14 @@ export class ZkSession extends SessionLifecycle {
           const fn = g.watcherFor('data', path);
           exists(g.raw, path, fn, (err, stat) => {
             if (err) g.unsent('data', path, fn);
-            // The client files exists-watches on existing nodes in a table it never fires on
-            // deletion; file them under data watches instead so NODE_DELETED reaches us.
-            else w(g, stat ? ['exists', 'data'] : ['exists'], fn);
+            // Where the server set it: a data watch on an existing node (it fires on deletion
+            // too), an existence watch on a missing one. Filed in that one table only: an
+            // existence watch re-sent for an existing node is answered with NODE_CREATED.
+            else w(g, stat ? ['data'] : ['exists'], fn);
             done(err, stat);
           });
         },
-        { signal },
+        spec,
       ),
     );
   }
@@ -452,11 +501,13 @@ export class ZkSession extends SessionLifecycle {
    * Runs a watch-setting read. `read` gets an `arm` function that its reply callback must call
    * synchronously on success: a notification can follow the reply in the same socket chunk.
    */
-  private watched<T>(kind: 'data' | 'child', path: string, options: WatchOptions, read: (arm: Arm, signal: AbortSignal | undefined) => Promise<T>): Promise<Watched<T>> {
+  private watched<T>(op: 'exists' | 'getData' | 'getChildren', path: string, options: WatchOptions, read: (arm: Arm, spec: CallSpec) => Promise<T>): Promise<Watched<T>> {
+    const kind = op === 'getChildren' ? 'child' : 'data';
     return this.guard(async () => {
       validatePath(path);
       const signal = callSignal(options);
       signal?.throwIfAborted();
+      this.checkWatch({ type: op, path });
       const changed = deferred<WatchEvent>();
       let remove: (() => void) | undefined;
       let unsubscribe = noop;
@@ -483,7 +534,8 @@ export class ZkSession extends SessionLifecycle {
       const arm: Arm = (g, tables, fn) => {
         remove = g.attach(kind, path, tables, fn, listener);
       };
-      const result = await this.retrying(() => read(arm, signal), signal, 'read');
+      const ledger = { sent: false };
+      const result = await this.retrying(() => read(arm, { signal, ledger }), signal, 'read', ledger);
       if (signal?.aborted) aborted(signal.reason);
       // Not once it fired (the notification can come with the reply): nothing would unsubscribe.
       else if (signal && !settled) unsubscribe = onAbort(signal, aborted);
@@ -526,7 +578,8 @@ export class ZkSession extends SessionLifecycle {
     return this.guard(() => {
       const prepared = this.prepareMulti(ops);
       const signal = callSignal(options);
-      return this.retrying(() => this.sendMulti(prepared, signal), signal, 'write');
+      const ledger = { sent: false };
+      return this.retrying(() => this.sendMulti(prepared, signal, ledger), signal, 'write', ledger);
     });
   }
 
@@ -544,11 +597,11 @@ export class ZkSession extends SessionLifecycle {
     if (!Array.isArray(ops) || ops.length === 0) throw new InvalidArgumentError(`ops must be a non-empty array, got ${describe(ops)}`);
     const prepared = ops.map((op, i) => this.prepareOp(op, i));
     const first = prepared[0]?.path ?? '/';
-    this.checkPacket(multiSize(prepared, this.chrootLength), `multi of ${prepared.length} ops`, first);
+    this.checkPacket(multiSize(prepared, this.chroot), `multi of ${prepared.length} ops`, first, 'the transaction is');
     return prepared;
   }
 
-  private sendMulti(prepared: (Op & { data?: Buffer })[], signal: AbortSignal | undefined): Promise<OpResult[]> {
+  private sendMulti(prepared: (Op & { data?: Buffer })[], signal: AbortSignal | undefined, ledger: Ledger): Promise<OpResult[]> {
     return this.call<OpResult[]>(
       'multi',
       prepared[0]?.path,
@@ -561,7 +614,7 @@ export class ZkSession extends SessionLifecycle {
           if (failed?.err === undefined) return done(err);
           done(errorFromCode(failed.err, 'multi', prepared[index]?.path, { opIndex: index, cause: err }));
         }),
-      { signal },
+      { signal, ledger },
     );
   }
 
@@ -588,44 +641,52 @@ export class ZkSession extends SessionLifecycle {
 
   /** Creates `path` and any missing ancestors as persistent nodes; existing ones are fine. */
   mkdirp(path: string, options: { data?: NodeData; acl?: readonly import('./types.js').Acl[] } & CallOptions = {}): Promise<void> {
-    return this.guard(async () => {
+    return this.guard(() => {
       validatePath(path);
       checkOptions(options);
-      if (path === '/') return;
-      try {
-        await this.create(path, { data: options.data, acl: options.acl, signal: options.signal });
-      } catch (err) {
-        if (err instanceof NodeExistsError) return;
-        if (!(err instanceof NoNodeError)) throw err;
-        await this.mkdirp(parentOf(path), { acl: options.acl, signal: options.signal });
-        await this.mkdirp(path, options);
-      }
+      return this.makeDirs(path, options, { sent: false });
     });
+  }
+
+  private async makeDirs(path: string, options: { data?: NodeData; acl?: readonly import('./types.js').Acl[] } & CallOptions, ledger: Ledger): Promise<void> {
+    if (path === '/') return;
+    try {
+      await this.createNode(path, { data: options.data, acl: options.acl, signal: options.signal }, ledger);
+    } catch (err) {
+      if (err instanceof NodeExistsError) return;
+      if (!(err instanceof NoNodeError)) throw err;
+      await this.makeDirs(parentOf(path), { acl: options.acl, signal: options.signal }, ledger);
+      await this.makeDirs(path, options, ledger);
+    }
   }
 
   /** Deletes `path` and everything below it; a node already gone is fine. */
   deleteRecursive(path: string, options: CallOptions = {}): Promise<void> {
-    return this.guard(async () => {
+    return this.guard(() => {
       validatePath(path);
       const signal = callSignal(options);
       if (path === '/') throw new InvalidArgumentError('refusing to delete the root node');
-      let children: string[];
-      try {
-        children = (await this.getChildren(path, { signal })).children;
-      } catch (err) {
-        if (err instanceof NoNodeError) return;
-        throw err;
-      }
-      for (const c of children) await this.deleteRecursive(joinPath(path, c), { signal });
-      try {
-        await this.delete(path, { signal });
-      } catch (err) {
-        if (err instanceof NoNodeError) return;
-        // A child appeared meanwhile: go again.
-        if ((err as ZooKeeperError).code === 'NOT_EMPTY') return this.deleteRecursive(path, { signal });
-        throw err;
-      }
+      return this.deleteTree(path, signal, { sent: false });
     });
+  }
+
+  private async deleteTree(path: string, signal: AbortSignal | undefined, ledger: Ledger): Promise<void> {
+    let children: string[];
+    try {
+      children = (await this.listChildren(path, signal, ledger)).children;
+    } catch (err) {
+      if (err instanceof NoNodeError) return;
+      throw err;
+    }
+    for (const c of children) await this.deleteTree(joinPath(path, c), signal, ledger);
+    try {
+      await this.deleteNode(path, -1, signal, ledger);
+    } catch (err) {
+      if (err instanceof NoNodeError) return;
+      // A child appeared meanwhile: go again.
+      if ((err as ZooKeeperError).code === 'NOT_EMPTY') return this.deleteTree(path, signal, ledger);
+      throw err;
+    }
   }
 
   // Argument errors are thrown synchronously by the checks; surface them as rejections.
@@ -694,4 +755,19 @@ function isTransient(err: unknown): boolean {
 /** Throttled, so certainly not applied: worth another attempt of a write. */
 function notApplied(err: unknown): boolean {
   return err instanceof ZooKeeperError && err.code === THROTTLED;
+}
+
+/**
+ * The error a call rejects with, made truthful about what was sent: a last attempt that could
+ * not be sent (`sent: false`) after an earlier one was, leaves the call's outcome unknown.
+ */
+function truthful(err: unknown, ledger: Ledger): unknown {
+  if (!(err instanceof ConnectionLossError) || err.sent || !ledger.sent) return err;
+  return new ConnectionLossError('CONNECTION_LOSS', `${err.message}; an earlier attempt of the call was sent and may have been applied`, {
+    zkCode: err.zkCode,
+    op: err.op,
+    path: err.path,
+    sent: true,
+    cause: err,
+  });
 }

@@ -6,10 +6,11 @@
  * @internal
  * @module
  */
+import { serverPath, type WatchSet } from './encoding.js';
 import type { Acl, Stat } from './types.js';
 
 /** Wire op codes of the requests encoded here. */
-export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CREATE2: 15, REMOVE_WATCHES: 18 } as const;
+export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CREATE2: 15, REMOVE_WATCHES: 18, SET_WATCHES: 101 } as const;
 
 const LENGTH = 4; // the frame's length prefix
 const HEADER = 8; // xid, op code
@@ -69,7 +70,7 @@ export class Frame {
 
 /** A frame of `op` whose body is the path as the server sees it (chroot first), then `rest` bytes. */
 function withPath(op: number, chroot: string, path: string, rest: number): Frame {
-  const full = !chroot ? path : path === '/' ? chroot : chroot + path;
+  const full = serverPath(chroot, path);
   const bytes = Buffer.byteLength(full);
   return new Frame(op, 4 + bytes + rest).str(full, bytes);
 }
@@ -118,6 +119,22 @@ export function syncFrame(chroot: string, path: string): Frame {
 /** removeWatches (18): path, watcher type (1 children, 2 data). */
 export function removeWatchesFrame(chroot: string, path: string, type: 1 | 2): Frame {
   return withPath(OPCODE.REMOVE_WATCHES, chroot, path, 4).int(type);
+}
+
+/**
+ * setWatches (101): the last zxid seen (8 bytes, as the client keeps it), then the data,
+ * existence and child watch paths, each with the chroot in front. One batch of the watches to
+ * re-register after a reconnect (see `batchWatches` in encoding.ts).
+ */
+export function setWatchesFrame(chroot: string, relativeZxid: Uint8Array, set: WatchSet): Frame {
+  const vectors = [set.data, set.exist, set.child].map((paths) => paths.map((p) => serverPath(chroot, p)));
+  const body = relativeZxid.byteLength + vectors.reduce((n, v) => v.reduce((m, p) => m + 4 + Buffer.byteLength(p), n + 4), 0);
+  const frame = new Frame(OPCODE.SET_WATCHES, body).raw(relativeZxid);
+  for (const v of vectors) {
+    frame.int(v.length);
+    for (const p of v) frame.str(p, Buffer.byteLength(p));
+  }
+  return frame;
 }
 
 // ---- replies ------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ import nzcModule from 'node-zookeeper-client';
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import { frameReplies, sendFrame, type RawConnectionManager } from '../../src/client/nzc.js';
 import type { Acl, Stat } from '../../src/client/types.js';
-import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, encodeAcls, Frame, nothing, OPCODE, Reader, readFrame, removeWatchesFrame, setDataFrame, statOnly, syncFrame } from '../../src/client/wire.js';
+import { batchWatches, multiSize, requestSize, setWatchesSize, watchSize, type WatchSet } from '../../src/client/encoding.js';
+import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, encodeAcls, Frame, nothing, OPCODE, Reader, readFrame, removeWatchesFrame, setDataFrame, setWatchesFrame, statOnly, syncFrame } from '../../src/client/wire.js';
 
 interface JuteRecord {
   setChrootPath(path: string): void;
@@ -115,6 +116,105 @@ describe('wire frames', () => {
 
   test('a frame whose body does not fill its declared size is refused, not sent short', () => {
     assert.throws(() => new Frame(OPCODE.SYNC, 10).int(1).seal(1), /frame body is 4 bytes, declared 10/);
+  });
+});
+
+describe('request sizes (issue 22: bytes, not UTF-16 units, for every request kind)', () => {
+  // What the server counts against jute.maxbuffer: the frame after its 4-byte length prefix.
+  const counted = (frame: Frame): number => frame.seal(1).length - 4;
+
+  test('every kind the session sends: its size is its encoded frame, under any chroot (multi-byte ones too)', () => {
+    for (const chroot of [...CHROOTS, '/日本語のルート']) {
+      for (const path of PATHS) {
+        for (const data of DATA) {
+          for (const acl of ACLS) {
+            const acls = encodeAcls(acl);
+            assert.equal(requestSize({ type: 'create', path, data, acl }, chroot), counted(createFrame(OPCODE.CREATE, chroot, path, data, acls, 0)), `create ${chroot}${path}`);
+          }
+          assert.equal(requestSize({ type: 'setData', path, data }, chroot), counted(setDataFrame(chroot, path, data, -1)), `setData ${chroot}${path}`);
+        }
+        assert.equal(requestSize({ type: 'delete', path }, chroot), counted(deleteFrame(chroot, path, -1)));
+        assert.equal(requestSize({ type: 'sync', path }, chroot), counted(syncFrame(chroot, path)));
+        assert.equal(requestSize({ type: 'removeWatches', path }, chroot), counted(removeWatchesFrame(chroot, path, 2)));
+        for (const [type, op] of [['exists', OPCODE.EXISTS], ['getData', OPCODE.GET_DATA], ['getChildren', OPCODE.GET_CHILDREN2]] as const) {
+          assert.equal(requestSize({ type, path }, chroot), counted(readFrame(op, chroot, path, true)), `${type} ${chroot}${path}`);
+        }
+        const set: WatchSet = { data: [path], exist: [], child: [] };
+        assert.equal(watchSize(path, chroot), counted(setWatchesFrame(chroot, Buffer.alloc(8), set)));
+      }
+    }
+  });
+
+  test('a transaction: its size is what the client encodes for it, chroot and multi-byte ids included', () => {
+    const chroot = '/ü/根';
+    const ops = [
+      { type: 'create' as const, path: '/ü/a', data: Buffer.from('日本'), acl: ACLS[1] },
+      { type: 'setData' as const, path: '/', data: Buffer.from('x') },
+      { type: 'delete' as const, path: '/\u{1F600}' },
+      { type: 'check' as const, path: '/c' },
+    ];
+    const records = [
+      ['MultiHeader', { type: 1, done: false, err: -1 }],
+      ['CreateRequest', { path: '/ü/a', data: ops[0]?.data, acl: aclRecords(ACLS[1] ?? []), flags: 0 }],
+      ['MultiHeader', { type: 5, done: false, err: -1 }],
+      ['SetDataRequest', { path: '/', data: ops[1]?.data, version: -1 }],
+      ['MultiHeader', { type: 2, done: false, err: -1 }],
+      ['DeleteRequest', { path: '/\u{1F600}', version: -1 }],
+      ['MultiHeader', { type: 13, done: false, err: -1 }],
+      ['CheckVersionRequest', { path: '/c', version: -1 }],
+      ['MultiHeader', { type: -1, done: true, err: -1 }],
+    ] as const;
+    let body = 8; // xid, op code
+    for (const [record, fields] of records) {
+      const r = new jute.protocol[record]!();
+      Object.assign(r, fields);
+      r.setChrootPath(chroot);
+      body += (r as unknown as { byteLength(): number }).byteLength();
+    }
+    assert.equal(multiSize(ops, chroot), body);
+  });
+
+  test('SetWatches encodes as the client encodes it (relative zxid, three path vectors, chroot in front)', () => {
+    for (const chroot of CHROOTS) {
+      const set: WatchSet = { data: ['/a', '/ü/日本'], exist: ['/'], child: ['/c', '/\u{1F600}'] };
+      const zxid = Buffer.from('0000000100000007', 'hex');
+      const theirs = reference(101, 9, 'SetWatches', { relativeZxid: zxid, dataWatches: set.data, existWatches: set.exist, childWatches: set.child }, chroot);
+      assert.deepEqual(setWatchesFrame(chroot, zxid, set).seal(9), theirs, `chroot ${chroot}`);
+      assert.equal(setWatchesSize(set, chroot), theirs.length - 4);
+    }
+  });
+
+  test('watches are re-registered in packets within the limit, every watch exactly once, in kind order', () => {
+    const chroot = '/根';
+    const long = (i: number): string => `/w/${'ü'.repeat(400)}-${i}`;
+    const set: WatchSet = {
+      data: Array.from({ length: 300 }, (_, i) => long(i)),
+      exist: Array.from({ length: 50 }, (_, i) => long(1000 + i)),
+      child: Array.from({ length: 120 }, (_, i) => long(2000 + i)),
+    };
+    const limit = 128 * 1024;
+    const batches = batchWatches(set, chroot, limit);
+    assert.ok(batches.length > 1, `${batches.length} batches`);
+    for (const b of batches) {
+      const size = setWatchesSize(b, chroot);
+      assert.ok(size <= limit, `a batch of ${size} bytes`);
+      assert.equal(size, setWatchesFrame(chroot, Buffer.alloc(8), b).seal(1).length - 4);
+    }
+    // Each batch but the last is full: the next watch would not have fitted.
+    for (const [i, b] of batches.slice(0, -1).entries()) {
+      const next = batches[i + 1];
+      const first = next?.data[0] ?? next?.exist[0] ?? next?.child[0] ?? '';
+      assert.ok(setWatchesSize(b, chroot) + 4 + Buffer.byteLength(chroot + first) > limit);
+    }
+    for (const kind of ['data', 'exist', 'child'] as const) assert.deepEqual(batches.flatMap((b) => b[kind]), set[kind]);
+    // A watch bigger than the target goes alone (it passed the packet limit when it was set).
+    const huge = `/${'x'.repeat(200_000)}`;
+    assert.deepEqual(batchWatches({ data: ['/a', huge, '/b'], exist: [], child: [] }, '', limit), [
+      { data: ['/a'], exist: [], child: [] },
+      { data: [huge], exist: [], child: [] },
+      { data: ['/b'], exist: [], child: [] },
+    ]);
+    assert.deepEqual(batchWatches({ data: [], exist: [], child: [] }, '', limit), []);
   });
 });
 
