@@ -294,12 +294,15 @@ export class LockDriver {
     // once we wait (see waitForTurn): the evidence a grant without a listing needs.
     let ownWatch = req.watchOwnNode && req.timeoutMs !== 0 ? this.watchOwn(paths[0] as string, own.signal) : undefined;
     ownWatch?.catch(noop);
-    const startOwn = (): Promise<{ changed: Promise<WatchEvent> }> => {
-      if (!ownWatch) {
-        ownWatch = this.watchOwn(paths[0] as string, own.signal);
-        ownWatch.catch(noop);
-      }
-      return ownWatch;
+    // The other nodes of a multi-lease acquisition: each must still stand when we are granted.
+    let others: Promise<{ changed: Promise<WatchEvent> }>[] | undefined;
+    /** Starts the watches of our nodes not watched yet; returns them. */
+    const startOwn = (): Promise<{ changed: Promise<WatchEvent> }>[] => {
+      const started: Promise<{ changed: Promise<WatchEvent> }>[] = [];
+      if (!ownWatch) started.push((ownWatch = this.watchOwn(paths[0] as string, own.signal)));
+      if (!others) started.push(...(others = paths.slice(1).map((p) => this.watchOwn(p, own.signal))));
+      for (const w of started) w.catch(noop);
+      return started;
     };
     // Delete first: the deletion fires our own watch, so no watch removal is needed.
     const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own.abort(why));
@@ -313,11 +316,16 @@ export class LockDriver {
       // the one our node belongs to.
       if (!isConnectedState(this.session.state)) await this.session.waitConnected({ signal: giveUp });
       if (entered.ownerSignal.aborted) throw new Restart(`the session of our node ${paths[0]} ended while we were granted`);
-      if (req.watchOwnNode) startOwn();
+      // A try-once acquisition that holds watches its node only now.
+      if (req.watchOwnNode && !ownWatch) {
+        ownWatch = this.watchOwn(paths[0] as string, own.signal);
+        ownWatch.catch(noop);
+      }
       const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
-      // Nodes are not ours alone: a grant without a listing rests on our own node's watch, set
+      const rest = others ? await raceAbort(Promise.all(others), giveUp) : [];
+      // Nodes are not ours alone: a grant without a listing rests on our own nodes' watches, set
       // before we waited, having seen nothing (grant.ts).
-      if (!ownNodeStands(watched)) throw new Restart(`our node ${paths[0]} was deleted or changed by someone else while we waited`);
+      if (!ownNodeStands(watched) || !rest.every((w) => ownNodeStands(w.changed))) throw new Restart(`a node of ours in ${this.dir} was deleted or changed by someone else while we waited`);
       // Before anyone can see our node go: a successor of this process that is told of its
       // deletion then holds without a listing.
       if (turn.head) heads.record(keys[0] as string, entered.ownerSignal);
@@ -370,7 +378,7 @@ export class LockDriver {
     req: AcquireRequest,
     giveUp: AbortSignal | undefined,
     ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
-    startOwn: () => Promise<{ changed: Promise<WatchEvent> }>,
+    startOwn: () => Promise<{ changed: Promise<WatchEvent> }>[],
   ): Promise<Turn> {
     const ours = entered.names[0] as string;
     // Listings are read only in the helpers below: a suspended async function keeps every value
@@ -405,8 +413,8 @@ export class LockDriver {
         if (first) {
           entered.ownerSignal.throwIfAborted();
           ownerEnded = onAbort(entered.ownerSignal, (reason) => events.fail(reason));
-          // Our node's watch, pipelined with the first watches below: any event of it restarts.
-          if (!ownWatch) events.followOwn(startOwn());
+          // Our nodes' watches, pipelined with the first watches below: any event of them restarts.
+          for (const w of startOwn()) events.followOwn(w);
         }
         first = false;
         const { nodes, holdsAfter } = waiting;

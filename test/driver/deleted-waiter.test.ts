@@ -121,3 +121,36 @@ test('semaphore (2 leases): a waiter whose node was deleted is not granted when 
   await Promise.all([h3.release(), h4.release()]);
   assert.deepEqual(await children(path), []);
 });
+
+test('semaphore, a waiter for 2 leases: one of its nodes deleted, it is not granted (its successor is)', async () => {
+  const path = uniquePath('deleted-waiter-sem2');
+  const [s1, s2, s3] = await fx.sessionsApart(3);
+  const sem = (s: ZkSession): Semaphore => new Semaphore(s, path, { maxLeases: 2 });
+  const l1 = await sem(s1!).acquire();
+  let grantedOnDeleted = false;
+  let wHolds = false;
+  const pw = sem(s2!)
+    .acquire(2, { timeoutMs: 20_000 })
+    .then(async (h) => {
+      wHolds = true;
+      if ((await children(path)).length !== 2) grantedOnDeleted = true;
+      return h;
+    });
+  await queued(path, 3);
+  const px = sem(s3!).acquire({ timeoutMs: 20_000 });
+  await queued(path, 4);
+  await Promise.all([s2!.sync(path), s3!.sync(path)]);
+  const [, , second] = await children(path);
+  await fx.observer.delete(`${path}/${second}`);
+  await l1.release();
+  // X moves up beside the waiter's remaining node, which holds no lease: the waiter starts over.
+  const hx = await withTimeout(px, 10_000, 'X granted');
+  assert.equal(wHolds, false, 'the waiter holds no lease beside X');
+  await queued(path, 3); // X, and the waiter's two new nodes
+  await hx.release();
+  const hw = await withTimeout(pw, 10_000, 'the waiter granted its two leases');
+  assert.equal(grantedOnDeleted, false);
+  assert.equal((await children(path)).length, 2);
+  await hw.release();
+  assert.deepEqual(await children(path), []);
+});

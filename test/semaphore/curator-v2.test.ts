@@ -93,10 +93,12 @@ describe('waiting', () => {
     await waitFor(async () => (await leasesOf(path)).length === 3 && cSession.activeWatchCount === 1, { timeoutMs: 5000, message: "C's lease and leases watch" });
     const [cMutex] = await locksOf(path);
     const d = sd.acquire({ timeoutMs: 30_000 });
-    await waitFor(async () => (await dataWatchesOf(dSession)).length === 1, { timeoutMs: 5000, message: "D's mutex watch" });
-    // D has no lease yet and watches only C's mutex node: a lease release does not wake it.
-    assert.deepEqual(await dataWatchesOf(dSession), [`${path}/locks/${cMutex}`]);
-    assert.equal(dSession.activeWatchCount, 1);
+    // D watches C's mutex node, and its own (what a grant without a listing rests on).
+    await waitFor(async () => (await dataWatchesOf(dSession)).length === 2, { timeoutMs: 5000, message: "D's mutex watches" });
+    const dMutex = (await locksOf(path)).find((n) => n !== cMutex) as string;
+    // D has no lease yet and watches only mutex nodes: a lease release does not wake it.
+    assert.deepEqual(await dataWatchesOf(dSession), [`${path}/locks/${cMutex}`, `${path}/locks/${dMutex}`].sort());
+    assert.equal(dSession.activeWatchCount, 2);
     assert.deepEqual(await dataWatchesOf(cSession), [], "C's watch is a child watch on leases/");
     assert.equal((await leasesOf(path)).length, 3);
     assert.equal(cGranted, false);
@@ -105,7 +107,8 @@ describe('waiting', () => {
     await a.release();
     const ch = await withTimeout(c, 5000, 'C after A released');
     // D takes the mutex in turn, creates its lease and waits on the leases now.
-    await waitFor(async () => (await leasesOf(path)).length === 3 && dSession.activeWatchCount === 1 && (await dataWatchesOf(dSession)).length === 0, { timeoutMs: 5000, message: 'D waiting on the leases' });
+    // Its own mutex node's watch stays until that node goes (once D has its lease).
+    await waitFor(async () => (await leasesOf(path)).length === 3 && dSession.activeWatchCount === 2 && (await dataWatchesOf(dSession)).join() === `${path}/locks/${dMutex}`, { timeoutMs: 5000, message: 'D waiting on the leases' });
     assert.ok(dSession.counters.getChildren + dSession.counters.getData > dReads);
     assert.equal(cSession.activeWatchCount, 0, "C's leases watch was removed when it was granted");
     await b.release();
