@@ -6,6 +6,7 @@
  * @module
  */
 import type { ZkSession } from '../../client/session.js';
+import { parseNode } from '../../driver/names.js';
 import { chaosNow } from './clock.js';
 import type { HistoryRecorder } from './history.js';
 import { checkInt, checkName, describe, need } from './validate.js';
@@ -30,8 +31,9 @@ export interface DeletedWaiter {
   detail: string;
 }
 
-const SEQ = /(-?\d{9,10})$/;
 const WRITE = '__WRIT__';
+/** The lock names of the recipes' queue nodes (mutex and semaphore, latch, read-write lock). */
+const KINDS = ['lock-', 'latch-', '__READ__', WRITE];
 
 /**
  * The queue's children (names) that certainly wait, in queue order, such that even if the
@@ -41,23 +43,22 @@ const WRITE = '__WRIT__';
  *   `maxLeases` are; one holder of 2 leases may leave meanwhile);
  * - `rwlock`: at least 2 *grant groups* ahead (a group is one write node, or a run of read
  *   nodes, each granted together once the groups ahead are gone).
- * Children without a sequence suffix are ignored.
+ * Children that are not queue nodes (`[_c_<uuid>-]<lock name><sequence>`) are ignored.
  */
 export function waitingNodes(children: readonly string[], lock: Pick<WaiterLock, 'kind' | 'maxLeases'>): string[] {
   need(Array.isArray(children) && children.every((c) => typeof c === 'string'), `waitingNodes: children must be an array of names, got ${describe(children)}`);
   need(lock !== null && typeof lock === 'object' && ['mutex', 'selector', 'latch', 'semaphore', 'rwlock'].includes(lock.kind), `waitingNodes: lock.kind must be mutex, selector, latch, semaphore or rwlock, got ${describe(lock?.kind)}`);
   need(Number.isInteger(lock.maxLeases) && lock.maxLeases >= 1, `waitingNodes: lock.maxLeases must be an integer >= 1, got ${describe(lock.maxLeases)}`);
   const queue = children
-    .map((name) => ({ name, seq: SEQ.exec(name)?.[1] }))
-    .filter((n): n is { name: string; seq: string } => n.seq !== undefined)
-    .map((n) => ({ name: n.name, seq: Number(n.seq) >>> 0 }))
+    .map((name) => parseNode(name, KINDS))
+    .filter((n) => n !== undefined)
     .sort((a, b) => a.seq - b.seq);
   if (lock.kind === 'rwlock') {
     const out: string[] = [];
     let group = 0;
     queue.forEach((n, i) => {
       const prev = queue[i - 1];
-      if (prev !== undefined && (n.name.includes(WRITE) || prev.name.includes(WRITE))) group++;
+      if (prev !== undefined && (n.kind === WRITE || prev.kind === WRITE)) group++;
       if (group >= 2) out.push(n.name);
     });
     return out;
