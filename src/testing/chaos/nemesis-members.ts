@@ -1,7 +1,7 @@
 /**
- * The nemesis's faults between ensemble members (a {@link TestingCluster} started with
- * `memberLinks`): a follower cut off from the others while its clients stay connected, the
- * leader alone in a minority, a slow follower. One member impaired at a time; each fault heals
+ * The nemesis's member helpers: restarting a member, and the faults between ensemble members
+ * (a {@link TestingCluster} started with `memberLinks`): a follower cut off from the others
+ * while its clients stay connected, the leader alone in a minority, a slow follower. One member impaired at a time; each fault heals
  * itself and waits for a quorum with every member serving before it resolves.
  *
  * @internal
@@ -9,6 +9,49 @@
  */
 import type { TestingCluster } from '../cluster.js';
 import type { HistoryRecorder } from './history.js';
+
+/** The first line of an error's message. */
+export function firstLine(err: unknown): string {
+  return err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+}
+
+/** Resolves after `ms` or when `signal` aborts (a fault schedule's pause, not synchronization). */
+export function idle(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Restarts a member, up to `attempts` attempts of 30 s (under load a restarted member
+ * sometimes does not rejoin in time, and another process may have taken one of its ports
+ * meanwhile); each failure is noted with the member's log tail. Resolves to a note.
+ */
+export async function bringBack(cluster: TestingCluster, recorder: HistoryRecorder, member: number, attempts: number): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await cluster.restart(member, { timeoutMs: 30_000 });
+      return attempt === 1 ? 'restarted' : `restarted (attempt ${attempt})`;
+    } catch (err) {
+      const first = firstLine(err);
+      const tail = cluster
+        .member(member)
+        .logs()
+        .filter((l) => !/NIOServerCnxn|^\s+at |ZooKeeperServer not running|^\s*$/.test(l))
+        .slice(-12)
+        .join('\n');
+      recorder.record({ type: 'note', level: 'info', message: `member ${member} did not serve after a restart (attempt ${attempt}): ${first}\n${tail}` });
+      if (attempt >= attempts) throw err;
+    }
+  }
+}
 
 /** The member-link fault kinds. */
 export const LINK_FAULTS = ['isolate-follower', 'minority-partition', 'slow-follower'] as const;

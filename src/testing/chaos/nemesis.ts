@@ -12,7 +12,7 @@ import { HistoryRecorder as Recorder } from './history.js';
 import { SeededRandom as Random } from './random.js';
 import type { SeededRandom } from './random.js';
 import { MAX_TIMER_MS } from '../../client/validate.js';
-import { hasMemberLinks, impairLinks, LINK_FAULTS, type LinkFault } from './nemesis-members.js';
+import { bringBack, firstLine, hasMemberLinks, idle, impairLinks, LINK_FAULTS, type LinkFault } from './nemesis-members.js';
 import { checkWaiters, deleteWaiterFault, type WaiterLock } from './waiters.js';
 import { checkInt, checkName, checkObject, checkOptionalFunction, checkSignal, checkWeights, describe, need } from './validate.js';
 
@@ -99,25 +99,6 @@ const MEMBER_FAULTS = ['kill-leader', 'kill-follower', 'stop-leader', 'stop-foll
 const MEMBER_TRACK = [...MEMBER_FAULTS, ...LINK_FAULTS] as const;
 const CLIENT_FAULTS = ['partition', 'expire', 'drop', 'latency', 'pause'] as const;
 const CLIENT_TRACK = [...CLIENT_FAULTS, 'delete-waiter'] as const;
-
-/** The first line of an error's message. */
-function firstLine(err: unknown): string {
-  return err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
-}
-
-/** Resolves after `ms` or when `signal` aborts (a fault schedule's pause, not synchronization). */
-function idle(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /**
  * Injects faults on a seeded schedule, in two tracks that run side by side:
@@ -337,29 +318,9 @@ export class Nemesis {
     return longest !== undefined && since(longest) < Infinity ? longest : undefined;
   }
 
-  /**
-   * Restarts a member, up to `attempts` attempts of 30 s (under load a restarted member
-   * sometimes does not rejoin in time, and another process may have taken one of its ports
-   * meanwhile); each failure is noted with the member's log tail. Resolves to a note.
-   */
-  async #bringBack(member: number, attempts: number): Promise<string> {
-    const { cluster, recorder } = this.#o;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await cluster.restart(member, { timeoutMs: 30_000 });
-        return attempt === 1 ? 'restarted' : `restarted (attempt ${attempt})`;
-      } catch (err) {
-        const first = firstLine(err);
-        const tail = cluster
-          .member(member)
-          .logs()
-          .filter((l) => !/NIOServerCnxn|^\s+at |ZooKeeperServer not running|^\s*$/.test(l))
-          .slice(-12)
-          .join('\n');
-        recorder.record({ type: 'note', level: 'info', message: `member ${member} did not serve after a restart (attempt ${attempt}): ${first}\n${tail}` });
-        if (attempt >= attempts) throw err;
-      }
-    }
+  /** Restarts a member, up to `attempts` attempts (see {@link bringBack}). */
+  #bringBack(member: number, attempts: number): Promise<string> {
+    return bringBack(this.#o.cluster, this.#o.recorder, member, attempts);
   }
 
   async #clientTrack(stop: AbortSignal): Promise<void> {
