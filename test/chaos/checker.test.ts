@@ -30,7 +30,7 @@ function history(events: ChaosEvent[], final: Partial<FinalState> | null = {}): 
 
 let attempt = 0;
 /** A belief interval: grant at `from`, end at `to` (undefined: never ended). */
-function hold(client: string, workload: string, from: number, to: number | undefined, token: number, extra: { mode?: 'exclusive' | 'read' | 'write' | 'lease'; leases?: number; why?: 'release' | 'lost'; downgradeOf?: string; attempt?: string; lostAtGrant?: boolean } = {}): ChaosEvent[] {
+function hold(client: string, workload: string, from: number, to: number | undefined, token: number, extra: { mode?: 'exclusive' | 'read' | 'write' | 'lease'; leases?: number; why?: 'release' | 'lost'; downgradeOf?: string; attempt?: string; lostAtGrant?: boolean; sessionId?: string } = {}): ChaosEvent[] {
   const a = extra.attempt ?? `a${attempt++}`;
   const grant: ChaosEvent = {
     type: 'grant',
@@ -41,7 +41,7 @@ function hold(client: string, workload: string, from: number, to: number | undef
     token: String(token),
     leases: extra.leases ?? 1,
     mode: extra.mode ?? 'exclusive',
-    sessionId: '0x1',
+    sessionId: extra.sessionId ?? '0x1',
     lostAtGrant: extra.lostAtGrant ?? false,
     ...(extra.downgradeOf !== undefined && { downgradeOf: extra.downgradeOf }),
   };
@@ -56,7 +56,11 @@ const handled = (t: number, item: string, outcome: 'resolved' | 'threw' = 'resol
   { type: 'deliver', t, client: 'q', workload: 'consume', item, redeliveries: 0, path },
   { type: 'handled', t: t + 1, client: 'q', workload: 'consume', item, redeliveries: 0, outcome, path },
 ];
-const session = (t: number, client: string, state: string): ChaosEvent => ({ type: 'session', t, client, state, sessionId: '0x1' });
+const session = (t: number, client: string, state: string, sessionId = '0x1'): ChaosEvent => ({ type: 'session', t, client, state, sessionId });
+const deleted = (t: number, target: string): ChaosEvent[] => [
+  { type: 'fault', t, client: 'nemesis', phase: 'start', id: t, fault: 'delete-waiter', target, detail: `/c/mutex/_c_x-lock-0000000007: deleted` },
+  { type: 'fault', t: t + 1, client: 'nemesis', phase: 'end', id: t, fault: 'delete-waiter', target, detail: 'done' },
+];
 const expire = (t: number, end: number, target: string): ChaosEvent[] => [
   { type: 'fault', t, client: 'nemesis', phase: 'start', id: t, fault: 'expire', target },
   { type: 'fault', t: end, client: 'nemesis', phase: 'end', id: t, fault: 'expire', target },
@@ -126,6 +130,46 @@ const cases: Case[] = [
     name: 'a holder not paused overlapping the next is not excused by a later pause',
     history: history([...hold('a', 'mutex', 100, 9000, 10, { why: 'lost' }), ...hold('b', 'mutex', 5000, 6000, 11), { type: 'fault', t: 7000, client: 'nemesis', phase: 'start', id: 1, fault: 'pause', target: 'a' }]),
     fails: ['exclusion'],
+  },
+  // Issue 21's three, as the ensemble nemeses and the two-session clients find them.
+  {
+    name: "delete-waiter: a waiter whose node was deleted is granted beside its successor (the deletion excuses nothing)",
+    history: history([...hold('a', 'mutex', 100, 200, 10), ...deleted(120, 'b'), ...hold('b', 'mutex', 200, 400, 11, { attempt: 'b-a0' }), ...hold('c', 'mutex', 201, 300, 12)]),
+    fails: ['exclusion'],
+    excused: 0,
+  },
+  {
+    name: 'delete-waiter: the waiter started over and queued behind its successor',
+    history: history([...hold('a', 'mutex', 100, 200, 10), ...deleted(120, 'b'), ...hold('c', 'mutex', 201, 300, 12), ...hold('b', 'mutex', 300, 400, 13)]),
+    fails: [],
+  },
+  {
+    name: 'isolate-follower: a holder behind a cut-off follower, never told, overlaps the next holder (no fault excuses it)',
+    history: history([
+      ...hold('a', 'mutex', 100, 7000, 10),
+      { type: 'fault', t: 500, client: 'nemesis', phase: 'start', id: 1, fault: 'isolate-follower', target: 'member-2' },
+      ...hold('b', 'mutex', 4700, 5000, 11),
+      { type: 'fault', t: 7500, client: 'nemesis', phase: 'end', id: 1, fault: 'isolate-follower', target: 'member-2' },
+    ]),
+    fails: ['exclusion'],
+    excused: 0,
+  },
+  {
+    name: 'two sessions of one client: a handoff whose next holder read stale data (two acknowledged increments wrote one value)',
+    history: history([...hold('a', 'mutex', 100, 200, 10, { attempt: 'a-a0', sessionId: '0x1' }), counter(150, 'a', 1), ...hold('a', 'mutex', 201, 300, 11, { attempt: 'a-b0', sessionId: '0x2' }), counter(250, 'a', 1)], { counters: { mutex: 1 } }),
+    fails: ['counter'],
+  },
+  {
+    name: "two sessions of one client: the other session's suspension and forced expiry do not excuse a holder",
+    history: history([...hold('a', 'mutex', 100, 330, 10, { why: 'lost', sessionId: '0x2' }), session(290, 'a', 'SUSPENDED', '0x1'), ...expire(280, 320, 'a'), session(330, 'a', 'LOST', '0x2'), ...hold('b', 'mutex', 310, 400, 11)]),
+    fails: ['exclusion'],
+    excused: 0,
+  },
+  {
+    name: "two sessions of one client: the holder's own session SUSPENDED and force-expired: excused",
+    history: history([...hold('a', 'mutex', 100, 330, 10, { why: 'lost', sessionId: '0x2' }), session(290, 'a', 'SUSPENDED', '0x2'), session(295, 'a', 'CONNECTED', '0x1'), ...expire(280, 320, 'a'), session(330, 'a', 'LOST', '0x2'), ...hold('b', 'mutex', 310, 400, 11)]),
+    fails: [],
+    excused: 1,
   },
   { name: 'semaphore: two leases at once, tokens in any order', history: history([...hold('a', 'sem', 100, 300, 12, { mode: 'lease' }), ...hold('b', 'sem', 150, 400, 11, { mode: 'lease' })]), fails: [] },
   { name: 'semaphore: three leases at once', history: history([...hold('a', 'sem', 100, 300, 10, { mode: 'lease' }), ...hold('b', 'sem', 150, 400, 11, { mode: 'lease' }), ...hold('c', 'sem', 200, 250, 12, { mode: 'lease' })]), fails: ['exclusion'] },

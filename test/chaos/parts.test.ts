@@ -2,7 +2,7 @@
 // resource rejects stale tokens and records its own decisions, the recorder stamps events.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chaosNow, FencedResource, FencedResourceClient, HistoryRecorder, SeededRandom, type ChaosEvent } from '../../src/testing/index.js';
+import { chaosNow, FencedResource, FencedResourceClient, HistoryRecorder, SeededRandom, waitingNodes, type ChaosEvent, type WaiterLock } from '../../src/testing/index.js';
 
 test('SeededRandom: one seed, one sequence; forks are independent streams', () => {
   const a = new SeededRandom(42);
@@ -52,3 +52,22 @@ test('HistoryRecorder: stamps with the shared clock and the client name, forward
   quiet.record({ type: 'note', level: 'info', message: 'x' });
   assert.equal(quiet.events.length, 0);
 });
+
+// delete-waiter deletes only nodes that certainly wait, even if the holders ahead leave between
+// the listing and the delete: never one that is, or may be about to be, granted.
+const node = (kind: string, seq: number): string => `_c_0b8e3c55-7e43-4a8e-9b0e-6a1c2f3d4e5f-${kind}${String(seq).padStart(10, '0')}`;
+const waiterRows: [string, Pick<WaiterLock, 'kind' | 'maxLeases'>, string[], string[]][] = [
+  ['mutex: two nodes ahead at least', { kind: 'mutex', maxLeases: 1 }, [node('lock-', 3), node('lock-', 1), node('lock-', 2), node('lock-', 4)], [node('lock-', 3), node('lock-', 4)]],
+  ['mutex: holder and one waiter: none', { kind: 'mutex', maxLeases: 1 }, [node('lock-', 1), node('lock-', 2)], []],
+  ['latch: the same rule', { kind: 'latch', maxLeases: 1 }, ['latch-0000000005', 'latch-0000000009', 'latch-0000000007'], ['latch-0000000009']],
+  ['semaphore of 2: maxLeases + 2 nodes ahead', { kind: 'semaphore', maxLeases: 2 }, [1, 2, 3, 4, 5, 6].map((i) => node('lock-', i)), [node('lock-', 5), node('lock-', 6)]],
+  ['rwlock: readers ahead are one group', { kind: 'rwlock', maxLeases: 1 }, [node('__READ__', 1), node('__READ__', 2), node('__WRIT__', 3), node('__READ__', 4), node('__READ__', 5)], [node('__READ__', 4), node('__READ__', 5)]],
+  ['rwlock: a reader right behind the first writer may be next: kept', { kind: 'rwlock', maxLeases: 1 }, [node('__WRIT__', 1), node('__READ__', 2), node('__READ__', 3)], []],
+  ['rwlock: writers are a group each', { kind: 'rwlock', maxLeases: 1 }, [node('__WRIT__', 1), node('__WRIT__', 2), node('__WRIT__', 3)], [node('__WRIT__', 3)]],
+  ['sequence order, not name order; names without a sequence ignored', { kind: 'mutex', maxLeases: 1 }, [node('lock-', 9), 'lock-0000000002', 'leases', 'other-0000000001', node('lock-', 3)], [node('lock-', 9)]],
+];
+for (const [name, lock, children, expected] of waiterRows) {
+  test(`waitingNodes: ${name}`, () => {
+    assert.deepEqual(waitingNodes(children, lock), expected);
+  });
+}

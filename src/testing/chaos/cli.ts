@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     console.log(`usage: npm run chaos -- [--seconds 60] [--seed N] [--out DIR] [--session-timeout 4000]
        [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once]
        [--clients N (per workload)] [--faults kind=weight,...] [--quiet]
+         (--faults '*=0,delete-waiter=3': every kind off first, then only delete-waiter)
        [--recheck DIR/report.json]: check a recorded history again (prints, writes nothing)
        [--ci]: the CI preset (90 s, seed ${CI_SEED}, 15 clients) unless overridden
 fault kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')} (weight 0 disables one)`);
@@ -75,8 +76,12 @@ fault kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')} (weight 0 disables
   const faults: Partial<Record<FaultKind, number>> = {};
   for (const pair of values.faults?.split(',') ?? []) {
     const [kind = '', weight = ''] = pair.split('=');
+    if (kind === '*' && Number(weight) >= 0) {
+      for (const k of Object.keys(DEFAULT_FAULT_WEIGHTS)) faults[k as FaultKind] = Number(weight);
+      continue;
+    }
     if (!(kind in DEFAULT_FAULT_WEIGHTS) || !(Number(weight) >= 0)) {
-      console.error(`--faults takes kind=weight pairs; kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')}; got ${pair}`);
+      console.error(`--faults takes kind=weight pairs; kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')} (or * for every kind); got ${pair}`);
       process.exit(2);
     }
     faults[kind as FaultKind] = Number(weight);

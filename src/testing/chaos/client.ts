@@ -34,10 +34,17 @@ process.on('unhandledRejection', fatal);
 
 const sessionIds = new Set<string>();
 const hex = (id: bigint): string => `0x${id.toString(16)}`;
-const session = new ZkSession(config.connectString, { sessionTimeoutMs: config.sessionTimeoutMs, spinDelayMs: 50, connectTimeoutMs: 10_000 });
-session.on('session', (info) => sessionIds.add(hex(info.sessionId)));
-session.on('state', (state) => recorder.record({ type: 'session', state, sessionId: hex(session.sessionId) }));
-session.on('error', () => undefined);
+/** A session of this client (same connect string for both), its states recorded with its id. */
+function open(): ZkSession {
+  const s = new ZkSession(config.connectString, { sessionTimeoutMs: config.sessionTimeoutMs, spinDelayMs: 50, connectTimeoutMs: 10_000 });
+  s.on('session', (info) => sessionIds.add(hex(info.sessionId)));
+  s.on('state', (state) => recorder.record({ type: 'session', state, sessionId: hex(s.sessionId) }));
+  s.on('error', () => undefined);
+  return s;
+}
+const session = open();
+// With two sessions, flow b runs on the second, opened when the runner says (see fleet.ts).
+let second: ZkSession | undefined;
 
 const drain = new AbortController();
 const stop = new AbortController();
@@ -50,13 +57,20 @@ process.on('message', (m: RunnerMessage) => {
         const resource = await FencedResourceClient.connect(config.resourcePort, config.name);
         try {
           const random = new SeededRandom(config.seed);
-          await WORKLOADS[config.workload.kind]({ name: config.name, session, spec: config.workload, random, recorder, resource, drain: drain.signal, stop: stop.signal });
+          await WORKLOADS[config.workload.kind]({ name: config.name, session, ...(second && { second }), spec: config.workload, random, recorder, resource, drain: drain.signal, stop: stop.signal });
         } finally {
           resource.close();
         }
       })().catch((err: unknown) => {
         recorder.record({ type: 'note', level: 'error', message: `workload failed: ${errorText(err)}` });
       });
+      break;
+    case 'second':
+      second ??= open();
+      void second.waitConnected({ timeoutMs: 30_000 }).then(
+        () => send({ msg: 'second-ready', sessionId: hex(second?.sessionId ?? 0n) }),
+        (err: unknown) => fatal(err),
+      );
       break;
     case 'credentials':
       if (session.state === 'CONNECTED' || session.state === 'RECONNECTED') {
@@ -80,7 +94,7 @@ process.on('message', (m: RunnerMessage) => {
       void (running ?? Promise.resolve()).then(() => send({ msg: 'stopped', sessionIds: [...sessionIds] }));
       break;
     case 'exit':
-      void session.close().finally(() => process.exit(0));
+      void Promise.allSettled([session.close(), second?.close()]).finally(() => process.exit(0));
       break;
   }
 });

@@ -94,6 +94,7 @@ export class ChaosClientProcess {
       sessionTimeoutMs: options.sessionTimeoutMs,
       resourcePort: options.resourcePort,
       seed: options.seed,
+      sessions: plan.sessions,
     };
     const script = join(moduleDir(), 'client.js');
     const child = fork(script, [JSON.stringify(config)], { stdio: ['ignore', options.logFd, options.logFd, 'ipc'] });
@@ -104,18 +105,35 @@ export class ChaosClientProcess {
         options.recorder.add(m.event);
         if (m.event.type === 'session' && m.event.sessionId !== '0x0') client.sessionIds.add(m.event.sessionId);
       }
-      if (m.msg === 'ready') client.sessionIds.add(m.sessionId);
+      if (m.msg === 'ready' || m.msg === 'second-ready') client.sessionIds.add(m.sessionId);
     });
-    await new Promise<void>((resolve, reject) => {
+    await client.#message('ready', 'its session connected');
+    if (plan.sessions > 1) {
+      // The second session on another member than the first: the first's member refuses while
+      // it connects (its own connection stays), so the two sessions' network fates differ.
+      const first = proxies.find((p) => p.connections > 0);
+      first?.reject(true);
+      try {
+        client.send({ cmd: 'second' });
+        await client.#message('second-ready', 'its second session connected');
+      } finally {
+        first?.reject(false);
+      }
+    }
+    return client;
+  }
+
+  /** Resolves on the first message `msg` from the process; rejects if it exits first. */
+  #message(msg: ClientMessage['msg'], what: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       const onMessage = (m: ClientMessage): void => {
-        if (m.msg !== 'ready') return;
-        child.off('message', onMessage);
+        if (m.msg !== msg) return;
+        this.child.off('message', onMessage);
         resolve();
       };
-      child.on('message', onMessage);
-      void client.exited.then((code) => reject(new Error(`client ${plan.name} exited (code ${code}) before its session connected`)));
+      this.child.on('message', onMessage);
+      void this.exited.then((code) => reject(new Error(`client ${this.name} exited (code ${code}) before ${what}`)));
     });
-    return client;
   }
 
   /** Sends a command (ignored once the process is gone). */

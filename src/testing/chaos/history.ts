@@ -190,7 +190,11 @@ export type FaultKind =
   | 'expire'
   | 'drop'
   | 'latency'
-  | 'pause';
+  | 'pause'
+  | 'isolate-follower'
+  | 'minority-partition'
+  | 'slow-follower'
+  | 'delete-waiter';
 
 /** A fault began (`start`) or was healed (`end`). */
 export interface FaultEvent extends EventBase {
@@ -202,7 +206,7 @@ export interface FaultEvent extends EventBase {
   id: number;
   /** What kind of fault. */
   fault: FaultKind;
-  /** Its target: `member-N` or a client's name. */
+  /** Its target: `member-N` or a client's name (for `delete-waiter`, the waiter's client, or the lock's path). */
   target: string;
   /** Free text: durations, signals, outcomes. */
   detail?: string;
@@ -293,6 +297,8 @@ export interface RunMeta {
     name: string;
     /** Its workload's name. */
     workload: string;
+    /** Its sessions (2: flow `b` on a session of its own); absent means 1. */
+    sessions?: number;
   }[];
   /** Every workload. */
   workloads: WorkloadSpec[];

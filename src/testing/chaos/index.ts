@@ -43,3 +43,4 @@ export { SeededRandom } from './random.js';
 export { summaryLine, writeReport, type ReportFiles } from './report.js';
 export { FencedResource, FencedResourceClient, type RegisterState } from './resource.js';
 export { runChaos, type ChaosRunResult, type RunChaosOptions } from './runner.js';
+export { waitingNodes, type WaiterLock } from './waiters.js';

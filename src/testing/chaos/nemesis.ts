@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ZkSession } from '../../client/session.js';
 import type { TestingCluster } from '../cluster.js';
 import type { ChaosProxy } from '../proxy.js';
 import type { FaultKind, HistoryRecorder } from './history.js';
@@ -11,6 +12,8 @@ import { HistoryRecorder as Recorder } from './history.js';
 import { SeededRandom as Random } from './random.js';
 import type { SeededRandom } from './random.js';
 import { MAX_TIMER_MS } from '../../client/validate.js';
+import { bringBack, firstLine, hasMemberLinks, idle, impairLinks, LINK_FAULTS, type LinkFault } from './nemesis-members.js';
+import { checkWaiters, deleteWaiterFault, type WaiterLock } from './waiters.js';
 import { checkInt, checkName, checkObject, checkOptionalFunction, checkSignal, checkWeights, describe, need } from './validate.js';
 
 /** A client the nemesis can hurt: its proxies (one per member), and how to expire its session. */
@@ -50,6 +53,21 @@ export interface NemesisOptions {
    * the fault outlasts its session timeout while it holds).
    */
   heldSince?: (client: string) => number | undefined;
+  /**
+   * The session (`0x...`) of the client's longest-held grant, undefined when it holds nothing:
+   * `isolate-follower` cuts off the follower that serves the longest holder's session.
+   */
+  holderSession?: (client: string) => string | undefined;
+  /**
+   * An outside session and the locks whose waiting nodes `delete-waiter` may delete (as an
+   * operator or Curator's `Revoker` would). Without it, `delete-waiter` is off.
+   */
+  waiters?: {
+    /** The session that lists and deletes (not a client's). */
+    session: ZkSession;
+    /** The locks. */
+    locks: readonly WaiterLock[];
+  };
 }
 
 /** Options of {@link Nemesis.run}. */
@@ -71,39 +89,32 @@ export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
   drop: 2,
   latency: 2,
   pause: 1,
+  'isolate-follower': 2,
+  'minority-partition': 1,
+  'slow-follower': 2,
+  'delete-waiter': 2,
 };
 
 const MEMBER_FAULTS = ['kill-leader', 'kill-follower', 'stop-leader', 'stop-follower'] as const;
+const MEMBER_TRACK = [...MEMBER_FAULTS, ...LINK_FAULTS] as const;
 const CLIENT_FAULTS = ['partition', 'expire', 'drop', 'latency', 'pause'] as const;
-
-/** The first line of an error's message. */
-function firstLine(err: unknown): string {
-  return err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
-}
-
-/** Resolves after `ms` or when `signal` aborts (a fault schedule's pause, not synchronization). */
-function idle(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+const CLIENT_TRACK = [...CLIENT_FAULTS, 'delete-waiter'] as const;
 
 /**
  * Injects faults on a seeded schedule, in two tracks that run side by side:
  *
  * - **members**: SIGKILL or SIGTERM the leader or a follower, keep it down for 1-4 s, restart
- *   it and wait for a quorum again; one member down at a time, so a quorum always stays;
+ *   it and wait for a quorum again; or, on a cluster with `memberLinks`, cut a follower off from
+ *   the other members while its clients stay connected (`isolate-follower`, aimed at the member
+ *   of the longest holder's session), leave the leader alone in a minority
+ *   (`minority-partition`), or delay a follower's links (`slow-follower`); one member impaired
+ *   at a time, so a quorum always stays;
  * - **clients**: blackhole every proxy of one client past its session timeout (preferring one
  *   that holds a lock: the dangerous case), force its session to expire, drop its connections,
  *   delay its traffic by 50-600 ms for a few seconds, or freeze it past its session timeout
- *   (a long GC pause: a holder that cannot be told; only fencing tokens protect then).
+ *   (a long GC pause: a holder that cannot be told; only fencing tokens protect then); and,
+ *   given {@link NemesisOptions.waiters}, delete a node that waits in a lock's queue from an
+ *   outside session (`delete-waiter`): its owner must never report holding it.
  *
  * Every fault is recorded as a `fault` start and end, member ups and downs as `member` events,
  * and the leader (polled every 250 ms) as `leader` events. The sequence of choices is a function
@@ -143,8 +154,17 @@ export class Nemesis {
     need(o.recorder instanceof Recorder, `Nemesis options.recorder must be a HistoryRecorder, got ${describe(o.recorder)}`);
     checkInt(o.sessionTimeoutMs, 'Nemesis options.sessionTimeoutMs', 1, MAX_TIMER_MS);
     checkOptionalFunction(o.heldSince, 'Nemesis options.heldSince');
+    checkOptionalFunction(o.holderSession, 'Nemesis options.holderSession');
+    if (o.waiters !== undefined) checkWaiters(o.waiters, 'Nemesis options.waiters');
+    const given = checkWeights(o.weights, Object.keys(DEFAULT_FAULT_WEIGHTS) as FaultKind[], 'Nemesis options.weights');
+    // Faults the setup cannot inject are off by default, and refused when asked for.
+    const off: FaultKind[] = [...(hasMemberLinks(o.cluster) ? [] : LINK_FAULTS), ...(o.waiters === undefined ? (['delete-waiter'] as const) : [])];
+    for (const k of off) {
+      const w = given[k];
+      need(w === undefined || w === 0, k === 'delete-waiter' ? `Nemesis options.weights.delete-waiter needs options.waiters (a session and the locks)` : `Nemesis options.weights.${k} needs a TestingCluster started with { memberLinks: true }`);
+    }
     this.#o = options;
-    this.#weights = { ...DEFAULT_FAULT_WEIGHTS, ...checkWeights(o.weights, Object.keys(DEFAULT_FAULT_WEIGHTS) as FaultKind[], 'Nemesis options.weights') };
+    this.#weights = { ...DEFAULT_FAULT_WEIGHTS, ...Object.fromEntries(off.map((k) => [k, 0])), ...given };
   }
 
   /** Faults injected so far. */
@@ -183,6 +203,7 @@ export class Nemesis {
 
   /** Ends every fault: proxies back to pass, stopped members restarted, a quorum awaited. */
   async heal(): Promise<void> {
+    if (hasMemberLinks(this.#o.cluster)) this.#o.cluster.heal();
     for (const c of this.#o.clients) {
       c.resume?.();
       for (const p of c.proxies) {
@@ -202,16 +223,17 @@ export class Nemesis {
 
   async #memberTrack(stop: AbortSignal): Promise<void> {
     const random = this.#o.random.fork('members');
-    const weights = this.#enabled(MEMBER_FAULTS);
+    const weights = this.#enabled(MEMBER_TRACK);
     if (Object.keys(weights).length === 0) return;
     while (!stop.aborted) {
       await idle(random.int(1000, 4000), stop);
       if (stop.aborted) return;
-      const kind = random.weighted(weights as Record<(typeof MEMBER_FAULTS)[number], number>);
+      const kind = random.weighted(weights as Record<(typeof MEMBER_TRACK)[number], number>);
       const downMs = random.int(1000, 4000);
       const pickIndex = random.next();
       try {
-        await this.crashMember(kind, downMs, pickIndex);
+        if ((LINK_FAULTS as readonly string[]).includes(kind)) await this.impairMember(kind as LinkFault, (downMs - 1000) / 3001, pickIndex);
+        else await this.crashMember(kind as (typeof MEMBER_FAULTS)[number], downMs, pickIndex);
       } catch (err) {
         this.#o.recorder.record({ type: 'note', level: 'error', message: `member track: ${firstLine(err)}; no member faults until every member serves again` });
         // A quorum stays with one member down: keep trying to bring it back, fault nothing else.
@@ -273,47 +295,65 @@ export class Nemesis {
   }
 
   /**
-   * Restarts a member, up to `attempts` attempts of 30 s (under load a restarted member
-   * sometimes does not rejoin in time, and another process may have taken one of its ports
-   * meanwhile); each failure is noted with the member's log tail. Resolves to a note.
+   * Impairs the links between members (a cluster with `memberLinks`): `isolate-follower`,
+   * `minority-partition` or `slow-follower`; heals, waits for a quorum and resolves to the
+   * impaired member. `amount` in [0, 1) scales the duration, `pick` in [0, 1) chooses a follower
+   * when the longest holder's member does not.
    */
-  async #bringBack(member: number, attempts: number): Promise<string> {
-    const { cluster, recorder } = this.#o;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await cluster.restart(member, { timeoutMs: 30_000 });
-        return attempt === 1 ? 'restarted' : `restarted (attempt ${attempt})`;
-      } catch (err) {
-        const first = firstLine(err);
-        const tail = cluster
-          .member(member)
-          .logs()
-          .filter((l) => !/NIOServerCnxn|^\s+at |ZooKeeperServer not running|^\s*$/.test(l))
-          .slice(-12)
-          .join('\n');
-        recorder.record({ type: 'note', level: 'info', message: `member ${member} did not serve after a restart (attempt ${attempt}): ${first}\n${tail}` });
-        if (attempt >= attempts) throw err;
-      }
-    }
+  async impairMember(kind: LinkFault, amount = 0.5, pick = 0): Promise<number> {
+    need((LINK_FAULTS as readonly string[]).includes(kind), `impairMember: kind must be one of ${LINK_FAULTS.join(', ')}, got ${describe(kind)}`);
+    need(typeof amount === 'number' && amount >= 0 && amount < 1, `impairMember: amount must be in [0, 1), got ${describe(amount)}`);
+    need(typeof pick === 'number' && pick >= 0 && pick < 1, `impairMember: pick must be in [0, 1), got ${describe(pick)}`);
+    need(hasMemberLinks(this.#o.cluster), `impairMember: ${kind} needs a TestingCluster started with { memberLinks: true }`);
+    const { cluster, recorder, sessionTimeoutMs } = this.#o;
+    const longest = this.#longestHolder();
+    const holderSession = longest === undefined ? undefined : this.#o.holderSession?.(longest.name);
+    return impairLinks({ cluster, recorder, sessionTimeoutMs, id: ++this.#faults, holderSession }, kind, amount, pick);
+  }
+
+  /** The client that has held something longest, if any holds. */
+  #longestHolder(): NemesisClient | undefined {
+    const since = (c: NemesisClient): number => this.#o.heldSince?.(c.name) ?? Infinity;
+    const longest = [...this.#o.clients].sort((a, b) => since(a) - since(b))[0];
+    return longest !== undefined && since(longest) < Infinity ? longest : undefined;
+  }
+
+  /** Restarts a member, up to `attempts` attempts (see {@link bringBack}). */
+  #bringBack(member: number, attempts: number): Promise<string> {
+    return bringBack(this.#o.cluster, this.#o.recorder, member, attempts);
   }
 
   async #clientTrack(stop: AbortSignal): Promise<void> {
     const random = this.#o.random.fork('clients');
-    const weights = this.#enabled(CLIENT_FAULTS);
+    const weights = this.#enabled(CLIENT_TRACK);
     if (Object.keys(weights).length === 0 || this.#o.clients.length === 0) return;
     while (!stop.aborted) {
       await idle(random.int(500, 2500), stop);
       if (stop.aborted) return;
-      const kind = random.weighted(weights as Record<(typeof CLIENT_FAULTS)[number], number>);
+      const kind = random.weighted(weights as Record<(typeof CLIENT_TRACK)[number], number>);
       const preferHolder = random.chance(0.75);
       const pick = random.next();
       const amount = random.next();
-      const since = (c: NemesisClient): number => this.#o.heldSince?.(c.name) ?? Infinity;
-      const longest = [...this.#o.clients].sort((a, b) => since(a) - since(b))[0];
-      const aimed = (kind === 'partition' || kind === 'pause') && preferHolder && longest !== undefined && since(longest) < Infinity;
+      if (kind === 'delete-waiter') {
+        await this.deleteWaiter(pick, amount);
+        continue;
+      }
+      const longest = this.#longestHolder();
+      const aimed = (kind === 'partition' || kind === 'pause') && preferHolder && longest !== undefined;
       const target = aimed ? longest : this.#o.clients[Math.floor(pick * this.#o.clients.length)];
       if (target) await this.hurtClient(kind, target, amount);
     }
+  }
+
+  /**
+   * Deletes one waiting node of one of {@link NemesisOptions.waiters}' locks (`lockPick` in
+   * [0, 1) chooses the lock, `nodePick` the node among those that certainly wait), from the
+   * outside session. Recorded as a `delete-waiter` fault aimed at the node's client (its owner's
+   * participant id without the flow), or at the lock's path when no waiter was found.
+   */
+  async deleteWaiter(lockPick = 0, nodePick = 0): Promise<void> {
+    need(this.#o.waiters !== undefined, 'deleteWaiter: needs options.waiters (a session and the locks)');
+    await deleteWaiterFault({ ...this.#o.waiters, recorder: this.#o.recorder, id: ++this.#faults, clients: this.#o.clients.map((c) => c.name) }, lockPick, nodePick);
   }
 
   /**

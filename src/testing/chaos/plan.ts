@@ -39,6 +39,12 @@ export interface PlannedClient {
   name: string;
   /** Its workload. */
   workload: WorkloadSpec;
+  /**
+   * Its sessions: 2 for every second lock and leader client (flow `b` on a session of its own,
+   * same connect string, opened on another member than the first), 1 otherwise (both flows on
+   * one session; queue clients run one flow).
+   */
+  sessions: 1 | 2;
 }
 
 /** Short names of the kinds, for client names. */
@@ -69,7 +75,8 @@ export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIEN
       ...((kind === 'mutex' || kind === 'rwlock' || kind === 'latch' || kind === 'selector') && { register: name }),
     };
     workloads.push(spec);
-    for (let i = 1; i <= n; i++) clients.push({ name: `${name}-${i}`, workload: spec });
+    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once';
+    for (let i = 1; i <= n; i++) clients.push({ name: `${name}-${i}`, workload: spec, sessions: flows && i % 2 === 0 ? 2 : 1 });
   }
   return { workloads, clients };
 }

@@ -20,12 +20,15 @@ export interface ClientConfig {
   resourcePort: number;
   /** Seed of the client's own random stream. */
   seed: number;
+  /** Sessions (1 or 2): with 2, flow `b` runs on a second session, opened when the runner says `second`. */
+  sessions: number;
 }
 
 /** Runner to client. */
 export type RunnerMessage =
   | { cmd: 'start' }
   | { cmd: 'credentials'; id: number }
+  | { cmd: 'second' }
   | { cmd: 'drain' }
   | { cmd: 'pause'; ms: number }
   | { cmd: 'stop' }
@@ -35,6 +38,7 @@ export type RunnerMessage =
 export type ClientMessage =
   | { msg: 'event'; event: ChaosEvent }
   | { msg: 'ready'; sessionId: string }
+  | { msg: 'second-ready'; sessionId: string }
   | { msg: 'credentials'; id: number; sessionId: string; password: string; timeoutMs: number }
   | { msg: 'credentials'; id: number; unavailable: string }
   | { msg: 'stopped'; sessionIds: string[] };

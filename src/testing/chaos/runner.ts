@@ -23,6 +23,9 @@ import { checkInt, checkNumber, checkObject, checkOptionalFunction, checkWeights
 import { SeededRandom } from './random.js';
 import { FencedResource } from './resource.js';
 
+/** The ensemble's tickTime, ms. */
+const TICK_MS = 200;
+
 /** Options of {@link runChaos}. */
 export interface RunChaosOptions {
   /** How long the nemesis injects faults, seconds. Default 60. */
@@ -75,14 +78,16 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
   const log = checkOptionalFunction(o.log, 'runChaos options.log') ?? (() => undefined);
   const slackMs = o.slackMs === undefined ? 0 : checkNumber(o.slackMs, 'runChaos options.slackMs', 0);
   const random = new SeededRandom(seed);
-  // The runner follows grants and ends to aim partitions at holders.
-  const held = new Map<string, Map<string, number>>();
+  // The runner follows grants and ends to aim partitions at holders (and isolations at their
+  // sessions' members), and each session's state (by client and session id) for forced expiry.
+  const held = new Map<string, Map<string, { t: number; sessionId: string }>>();
   const states = new Map<string, string>();
   const follow = (e: ChaosEvent): void => {
-    if (e.type === 'grant' && !e.lostAtGrant) held.set(e.client, (held.get(e.client) ?? new Map<string, number>()).set(e.attempt, e.t));
+    if (e.type === 'grant' && !e.lostAtGrant) held.set(e.client, (held.get(e.client) ?? new Map<string, { t: number; sessionId: string }>()).set(e.attempt, { t: e.t, sessionId: e.sessionId }));
     if (e.type === 'end') held.get(e.client)?.delete(e.attempt);
-    if (e.type === 'session') states.set(e.client, e.state);
+    if (e.type === 'session') states.set(`${e.client} ${e.sessionId}`, e.state);
   };
+  const longestHeld = (name: string): { t: number; sessionId: string } | undefined => [...(held.get(name)?.values() ?? [])].sort((a, b) => a.t - b.t)[0];
   const recorder = new HistoryRecorder({ client: 'runner', onEvent: follow });
   const nemesisRecorder = new HistoryRecorder({
     client: 'nemesis',
@@ -97,7 +102,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
   const { workloads, clients: planned } = planWorkloads(base, options.clients);
   const history: ChaosHistory = {
     version: 1,
-    meta: { seed, seconds, startedAt: chaosNow(), endedAt: 0, sessionTimeoutMs: T, clients: planned.map((c) => ({ name: c.name, workload: c.workload.name })), workloads, members: [] },
+    meta: { seed, seconds, startedAt: chaosNow(), endedAt: 0, sessionTimeoutMs: T, clients: planned.map((c) => ({ name: c.name, workload: c.workload.name, sessions: c.sessions })), workloads, members: [] },
     events: recorder.events,
   };
   let logFd: number | 'ignore' = 'ignore';
@@ -111,7 +116,10 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
   const fleet: ChaosClientProcess[] = [];
   try {
     log(`chaos: starting a 3-member ensemble (seed ${seed}, ${seconds} s, ${planned.length} clients)`);
-    cluster = await TestingCluster.start(3);
+    // Member links let the nemesis cut or slow members apart. A follower cut off from the
+    // leader serves its clients for syncLimit x tickTime: that must outlast T (by half) for its
+    // holders' sessions to expire on the leader while they still hear from the follower.
+    cluster = await TestingCluster.start(3, { memberLinks: true, syncLimit: Math.max(25, Math.ceil((1.6 * T) / TICK_MS)), tickTime: TICK_MS });
     const ensemble = cluster;
     history.meta.members = ensemble.members.map((m) => m.id);
     resource = await FencedResource.start((e) => recorder.add(e));
@@ -131,9 +139,11 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       random,
       recorder: nemesisRecorder,
       sessionTimeoutMs: T,
-      heldSince: (name) => {
-        const times = [...(held.get(name)?.values() ?? [])];
-        return times.length === 0 ? undefined : Math.min(...times);
+      heldSince: (name) => longestHeld(name)?.t,
+      holderSession: (name) => longestHeld(name)?.sessionId,
+      waiters: {
+        session,
+        locks: workloads.flatMap((w) => (w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch' ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }] : [])),
       },
       ...(options.faults && { weights: options.faults }),
       clients: fleet.map((c) => ({
@@ -144,8 +154,9 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
           const ticket = await c.credentials();
           if (typeof ticket === 'string') return `skipped: ${ticket}`;
           // The victim is told SUSPENDED (its locks may be lost) before its session is closed.
+          const key = `${c.name} 0x${ticket.sessionId.toString(16)}`;
           const afterCutOff = (): Promise<void> =>
-            waitFor(() => states.get(c.name) !== 'CONNECTED' && states.get(c.name) !== 'RECONNECTED', { timeoutMs: 5000, intervalMs: 5, message: `${c.name} SUSPENDED` }).then(() => undefined);
+            waitFor(() => states.has(key) && states.get(key) !== 'CONNECTED' && states.get(key) !== 'RECONNECTED', { timeoutMs: 5000, intervalMs: 5, message: `${c.name} SUSPENDED` }).then(() => undefined);
           await expireSessionByTicket(ticket, c.proxies, ensemble.connectString, { timeoutMs: 8000, afterCutOff });
           return `expired 0x${ticket.sessionId.toString(16)}`;
         },

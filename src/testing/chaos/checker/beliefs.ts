@@ -97,8 +97,8 @@ export interface Cut {
  *   {@link expireSessionByTicket} does) ends before its timeout, which no loss clock can
  *   foresee. The holder is promised to be SUSPENDED (told its lock may be lost) before anyone
  *   else is granted, and LOST as soon as it hears: an interval ended `lost` counts up to the
- *   instant its client became SUSPENDED for good, when an expire fault on its client overlaps
- *   that suspension.
+ *   instant its session (the grant's) became SUSPENDED for good, when an expire fault on its
+ *   client overlaps that suspension.
  * - **paused** (frozen past the session timeout, like a long GC pause): a frozen process cannot be told anything;
  *   only fencing protects what it writes when it wakes up (the resource and counter checks
  *   still apply). An interval open when its client was paused counts up to the pause.
@@ -108,7 +108,8 @@ export function excusedCuts(history: ChaosHistory, intervals: readonly BeliefInt
   const faults = new Map<string, { fault: string; start: number; end: number }[]>();
   const open = new Map<number, { target: string; fault: string; start: number }>();
   for (const e of history.events) {
-    if (e.type === 'session') sessions.set(e.client, [...(sessions.get(e.client) ?? []), { t: e.t, state: e.state }]);
+    // By client and session: a client with two sessions has a state per session.
+    if (e.type === 'session') sessions.set(`${e.client} ${e.sessionId}`, [...(sessions.get(`${e.client} ${e.sessionId}`) ?? []), { t: e.t, state: e.state }]);
     if (e.type === 'fault' && (e.fault === 'expire' || e.fault === 'pause')) {
       if (e.phase === 'start') open.set(e.id, { target: e.target, fault: e.fault, start: e.t });
       const started = open.get(e.id);
@@ -129,7 +130,7 @@ export function excusedCuts(history: ChaosHistory, intervals: readonly BeliefInt
     }
     if (i.ended?.why !== 'lost') continue;
     let suspendedAt: number | undefined;
-    for (const s of sessions.get(i.client) ?? []) {
+    for (const s of sessions.get(`${i.client} ${i.grant.sessionId}`) ?? []) {
       if (s.t > i.end) break;
       if (s.state === 'SUSPENDED') suspendedAt ??= s.t;
       else if (s.state === 'CONNECTED' || s.state === 'RECONNECTED') suspendedAt = undefined;

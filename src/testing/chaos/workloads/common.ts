@@ -15,8 +15,10 @@ import type { FencedResourceClient } from '../resource.js';
 export interface WorkloadContext {
   /** The client's name. */
   name: string;
-  /** The client's one session (through its own proxies). */
+  /** The client's session (through its own proxies); flow `a`'s, and flow `b`'s without {@link WorkloadContext.second}. */
   session: ZkSession;
+  /** A second session of the client (same connect string), for flow `b`; absent for one-session clients. */
+  second?: ZkSession;
   /** The workload. */
   spec: WorkloadSpec;
   /** The client's random stream (a flow's own, forked from it, in {@link FlowContext}). */
@@ -35,9 +37,12 @@ export interface WorkloadContext {
 export type Workload = (ctx: WorkloadContext) => Promise<void>;
 
 /**
- * The flows of a lock or leader client, run at once, each with its own recipe instance on the
- * client's one session: so two acquisitions of one process queue behind each other and hand
- * over in memory (the driver's local-nodes.ts and heads.ts), under the nemesis like the rest.
+ * The flows of a lock or leader client, run at once, each with its own recipe instance: on the
+ * client's one session (so two acquisitions of one process queue behind each other and hand
+ * over in memory: the driver's local-nodes.ts and heads.ts), or, for a client with two
+ * sessions, flow `b` on the second (two sessions of one process and one connect string, on
+ * different members: a handoff between them must not skip what the next holder's server has
+ * not seen), under the nemesis like the rest.
  */
 export const FLOWS = ['a', 'b'] as const;
 
@@ -63,7 +68,7 @@ export function participantId(ctx: FlowContext): string {
  * Settles once every flow has (none is left holding), with the first failure if any.
  */
 export async function inFlows(ctx: WorkloadContext, body: (flow: FlowContext) => Promise<void>): Promise<void> {
-  const results = await Promise.allSettled(FLOWS.map((flow) => body({ ...ctx, flow, random: ctx.random.fork(`flow-${flow}`) })));
+  const results = await Promise.allSettled(FLOWS.map((flow) => body({ ...ctx, flow, random: ctx.random.fork(`flow-${flow}`), session: flow === 'b' && ctx.second ? ctx.second : ctx.session })));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason as unknown;
 }
