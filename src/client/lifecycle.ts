@@ -123,7 +123,7 @@ export interface SessionCounters {
   sync: number;
   /** Watch notifications delivered to this session. */
   watchEvents: number;
-  /** Heartbeats sent (a cheap read once nothing answered was sent for a third of the timeout). */
+  /** Heartbeats sent (a `sync`, which only the ensemble's leader answers, once nothing only it answers was answered for a sixth of the timeout). */
   heartbeat: number;
 }
 

@@ -108,8 +108,9 @@ const VIA_LEADER: ReadonlySet<keyof SessionCounters> = new Set(['create', 'delet
  * The loss clock counts from what the ensemble's leader heard, not from what we received: only
  * a `sync` or a write proves that the leader (which alone expires sessions) heard us, and it
  * proves so only for requests answered a ping period before it was sent (a follower relays the
- * sessions it saw in its answers to the leader's pings); the reconnect handshake counts at once.
- * A heartbeat `sync` goes out once nothing only the leader answers was answered for a third of
+ * sessions it saw in its answers to the leader's pings); the reconnect handshake counts, once
+ * its connection worked.
+ * A heartbeat `sync` goes out once nothing only the leader answers was answered for a sixth of
  * the session timeout T, whatever comes in meanwhile (notifications and a follower's own
  * answers prove nothing about the session). The rule and its assumptions:
  * [the loss clock on an ensemble](../../docs/sessions.md#the-loss-clock-on-an-ensemble).

@@ -11,12 +11,14 @@ import { ZK_CONNECTION_LOSS } from '../client/error-map.js';
 import { isConnectedState } from '../client/lifecycle.js';
 import { ConnectionLossError, LockLostError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { Background, raceAbort, within } from '../util/abort.js';
-import { linkSignals, onAbort } from '../util/signals.js';
+import { linkSignals } from '../util/signals.js';
 import { graceFor } from './grace.js';
-import { holdsWithoutListing, ownNodeStands } from './grant.js';
-import { placeLost, QueueEntry, type Entered, type Listing } from './enter.js';
+import { ownNodeStands } from './grant.js';
+import { placeLost, QueueEntry, type Entered } from './enter.js';
 import { NodeRemoval, type Removal } from './release.js';
-import { Restart, WatchEvents } from './watch-events.js';
+import { Restart } from './watch-events.js';
+import { TurnWait } from './wait.js';
+export { MARK_MIN_CHILDREN } from './wait.js';
 import { heads } from './heads.js';
 import { localNodes } from './local-nodes.js';
 import { protectedPrefix, sortChildren, type QueueNode } from './names.js';
@@ -121,48 +123,7 @@ export interface HeldNodes {
   readonly markRelease: boolean;
 }
 
-/** A node waited on, and its place in the listing it was chosen from. */
-interface Watched extends QueueNode {
-  readonly pos: number;
-}
-
-/** What a waiter keeps of a listing: the nodes it waits on, and when their deletion promotes it. */
-interface Waiting {
-  readonly nodes: readonly Watched[];
-  readonly holdsAfter: number | undefined;
-  /** How many nodes were ahead of ours in that listing. */
-  readonly ahead: number;
-}
-
-/** What the last listing (or mark) showed. */
-interface View {
-  /** Children in the directory. */
-  size: number;
-  /** Nothing was ahead of our node. */
-  head: boolean;
-}
-
-/** How a wait ended: not granted (a try-once), or granted (and whether we are the head). */
-type Turn = 'no' | { readonly release: 'plain' | 'mark'; readonly head: boolean };
-
-/** A watch of one waited-on node: a server watch, or (`local`) a node of this process followed here. */
-interface WatchRecord {
-  readonly abort: AbortController;
-  readonly changed: Promise<WatchEvent>;
-  readonly local: boolean;
-}
-
-
 const noop = (): void => undefined;
-
-/**
- * The directory length from which a holder's release leaves the handoff mark: below it, the
- * listing a successor makes instead costs less than the mark's heavier transaction.
- */
-export const MARK_MIN_CHILDREN = 32;
-
-/** Why a wait's scope aborted (it ended); only ever tested with `aborted`. */
-const WAIT_ENDED = new Error('the wait ended');
 
 /**
  * Acquires and releases lock nodes in one directory. Stateless between calls: everything about
@@ -176,8 +137,8 @@ export class LockDriver {
   private readonly entry: QueueEntry;
   /** The directory's creation, while on its way. */
   private making: Promise<void> | undefined;
-  /** Children in the directory when a wait of this driver last looked (see afterWait). */
-  private lastSize = 0;
+  /** Waits for our turn. */
+  private readonly waits: TurnWait;
 
   constructor(
     private readonly session: ZkSession,
@@ -186,6 +147,7 @@ export class LockDriver {
     private readonly spec: LockSpec,
   ) {
     this.removal = new NodeRemoval(session, dir, spec.handoff === true && spec.dirData === undefined, (path, how) => this.ended(path, how));
+    this.waits = new TurnWait(session, dir, spec, (path) => this.key(path));
     this.entry = new QueueEntry(session, dir, spec, this.removal, () => this.makeDir(), (path) => heads.forget(this.key(path)));
   }
 
@@ -307,7 +269,7 @@ export class LockDriver {
     // Delete first: the deletion fires our own watch, so no watch removal is needed.
     const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own.abort(why));
     try {
-      const turn = await this.waitForTurn(entered, count, req, giveUp, req.watchOwnNode ? ownWatch : undefined, startOwn);
+      const turn = await this.waits.waitForTurn(entered, count, req, giveUp, req.watchOwnNode ? ownWatch : undefined, startOwn);
       if (turn === 'no') {
         await letGo();
         return null;
@@ -362,115 +324,6 @@ export class LockDriver {
     }
   }
 
-  /**
-   * Steps 2-5 of DESIGN.md: evaluate the predicate on the sorted listing; wait on what it names
-   * with getData watches. Of a listing a waiter keeps only those nodes and how many of them must
-   * go for it to hold (`holdsAfter`): nodes only ever leave the part of the queue ahead of ours,
-   * so by the predicate's monotonicity that grant is safe without another listing (a mutex
-   * waiter whose predecessor was the head takes the lock on one notification, with no read);
-   * so is a grant on the deletion of a node this process knew was the head (the predicates'
-   * head rule, `heads.ts`); any other deletion lists again. So a waiter's memory does not grow
-   * with the queue.
-   */
-  private async waitForTurn(
-    entered: Entered,
-    count: number,
-    req: AcquireRequest,
-    giveUp: AbortSignal | undefined,
-    ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
-    startOwn: () => Promise<{ changed: Promise<WatchEvent> }>[],
-  ): Promise<Turn> {
-    const ours = entered.names[0] as string;
-    // Listings are read only in the helpers below: a suspended async function keeps every value
-    // it ever awaited in its registers, and this one waits long.
-    const view: View = { size: 0, head: false };
-    let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
-    const watches = new Map<string, WatchRecord>();
-    const dropWatch = (name: string): void => {
-      watches.get(name)?.abort.abort();
-      watches.delete(name);
-    };
-    // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
-    const scope = new AbortController();
-    const events = new WatchEvents();
-    if (ownWatch) events.followOwn(ownWatch);
-    // Once we wait: our node goes with its session, so the wait ends then, as a server watch's
-    // end would (a node of this process followed in memory does not end with our session).
-    let ownerEnded = noop;
-    let granted = false;
-    let first = true; // still on the listing sent with our create
-    try {
-      for (;;) {
-        if (waiting === undefined) {
-          granted = true;
-          // The head of our first listing needs no fact (a successor's listing shows it first),
-          // unless it is of the kind that may insert a node in its place: the fact tells its
-          // successors that it did not.
-          if (first) return { release: 'plain', head: view.head && this.spec.lockName === this.spec.insertingKind };
-          return { release: this.afterWait(view), head: view.head };
-        }
-        if (req.timeoutMs === 0) return 'no';
-        if (first) {
-          entered.ownerSignal.throwIfAborted();
-          ownerEnded = onAbort(entered.ownerSignal, (reason) => events.fail(reason));
-          // Our nodes' watches, pipelined with the first watches below: any event of them restarts.
-          for (const w of startOwn()) events.followOwn(w);
-        }
-        first = false;
-        const { nodes, holdsAfter } = waiting;
-        const names = nodes.map((n) => n.name);
-        for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
-        const gone = new Set<string>();
-        for (;;) {
-          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope.signal, entered.ownerSignal), giveUp);
-          events.follow(watches);
-          for (const name of missing) gone.add(name);
-          if (missing.length === 0) {
-            const event = await events.next(names, giveUp);
-            watches.delete(event.name);
-            // Changed, not deleted: watch it again.
-            if (event.type !== 'NODE_DELETED') continue;
-            gone.add(event.name);
-          }
-          break;
-        }
-        // A removed node's holder may have inserted one in its place (a downgrade): list first,
-        // unless it was a head of ours, which forgets that fact before any insertion.
-        const known = new Set(nodes.filter((n) => gone.has(n.name) && heads.knows(this.key(joinPath(this.dir, n.name)))).map((n) => n.name));
-        const inserted = this.spec.insertionBlocks !== false && nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
-        // In a long directory our predecessor's release most likely named it (see afterWait):
-        // read that instead of the listing.
-        const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted };
-        if (await holdsWithoutListing(facts, () => this.handedOver(nodes, giveUp, view, known))) {
-          granted = true;
-          return { release: this.afterWait(view), head: headAfter(waiting, gone, known, this.spec.insertingKind) };
-        }
-        // Others ahead may have left unseen (we only watch a few): one listing beats probing
-        // them one by one.
-        waiting = await this.relist(ours, count, giveUp, view);
-      }
-    } finally {
-      ownerEnded();
-      // A shared reason: abort() without one builds a DOMException (and its stack) every time.
-      scope.abort(WAIT_ENDED);
-      // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
-      // release; their watches then fire unheard, which costs the server less than a removal
-      // request each now. Given up: nothing of ours may linger, so they are removed.
-      // Nodes of this process followed here are dropped either way (only memory).
-      for (const [name, w] of [...watches]) if (!granted || w.local) dropWatch(name);
-    }
-  }
-
-  /** The decision on the listing sent with our create (after the recipe's `onListing` check). */
-  private async firstDecision(entered: Entered, ours: string, count: number, req: AcquireRequest, giveUp: AbortSignal | undefined, view: View): Promise<Waiting | undefined> {
-    const listing = entered.listing as Promise<Listing>;
-    entered.listing = undefined;
-    const { children, stat } = await raceAbort(listing, giveUp);
-    view.size = this.lastSize = children.length;
-    await raceAbort(Promise.resolve(req.onListing?.(stat, children)), giveUp);
-    return this.decide(children, ours, count, view);
-  }
-
   /** Creates the directory; acquisitions that found it missing at once share one mkdirp. */
   private makeDir(): Promise<void> {
     this.making ??= this.session.mkdirp(this.dir, { data: this.spec.dirData }).finally(() => {
@@ -478,101 +331,6 @@ export class LockDriver {
     });
     return this.making;
   }
-
-  /**
-   * Whether the one node we waited on left as a holder: its release named it in the directory's
-   * data. Asked only in a long directory, where such a release leaves the mark (see afterWait).
-   * A holder had nothing ahead of it: on a yes, `known` gets the node (a head gone).
-   */
-  private async handedOver(nodes: readonly QueueNode[], giveUp: AbortSignal | undefined, view: View, known: Set<string>): Promise<boolean> {
-    const node = nodes[0];
-    if (!this.spec.handoff || nodes.length !== 1 || node === undefined || !this.long(view)) return false;
-    try {
-      const { data, stat } = await raceAbort(this.session.getData(this.dir), giveUp);
-      view.size = this.lastSize = stat.numChildren;
-      const held = data.length === Buffer.byteLength(node.name) && data.toString('utf8') === node.name;
-      if (held) known.add(node.name);
-      return held;
-    } catch (err) {
-      if (err instanceof NoNodeError) return false;
-      throw err;
-    }
-  }
-
-  /** How a grant after a wait is released: see {@link HeldNodes.markRelease}. */
-  private afterWait(view: View): 'plain' | 'mark' {
-    return this.spec.handoff && this.long(view) ? 'mark' : 'plain';
-  }
-
-  /**
-   * Whether the directory is long enough for the handoff mark: by the longer of our own last
-   * look and the latest look of any wait of this driver (a wait granted in memory read nothing
-   * since it entered, when the directory may have been far shorter than it is now).
-   */
-  private long(view: View): boolean {
-    return Math.max(view.size, this.lastSize) >= MARK_MIN_CHILDREN;
-  }
-
-  /** The decision on a fresh listing. */
-  private async relist(ours: string, count: number, giveUp: AbortSignal | undefined, view: View): Promise<Waiting | undefined> {
-    const { children } = await raceAbort(this.session.getChildren(this.dir), giveUp);
-    view.size = this.lastSize = children.length;
-    return this.decide(children, ours, count, view);
-  }
-
-  /** The predicate on a listing: undefined when we hold, else what to wait on. */
-  private decide(children: readonly string[], ours: string, count: number, view: View): Waiting | undefined {
-    const queue = sortChildren(children, this.spec.kinds);
-    const index = queue.findIndex((n) => n.name === ours);
-    if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
-    view.head = index === 0;
-    const decision = this.spec.predicate(queue, index, count);
-    if (decision.hold) return undefined;
-    // Copies: a name sliced from the listing would keep the whole reply alive.
-    const nodes = decision.waitOn.map((name) => {
-      const pos = queue.findIndex((q) => q.name === name);
-      const n = queue[pos] as QueueNode;
-      return { name: copy(n.name), kind: n.kind, seq: n.seq, uuid: n.uuid === undefined ? undefined : copy(n.uuid), pos };
-    });
-    return { nodes, holdsAfter: decision.holdsAfter, ahead: index };
-  }
-
-  /**
-   * Sets a getData watch on each name not yet watched (pipelined). Returns the names already
-   * gone. Every read is settled before this returns or throws: a read answered after the caller
-   * gave up would leave a listener and a server watch nobody drops. On failure the watches this
-   * call set are dropped, and the first error is thrown; so is a watch set after `scope` aborted
-   * (the wait ended meanwhile).
-   */
-  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: AbortSignal, owner: AbortSignal): Promise<string[]> {
-    const todo = names.filter((name) => !watches.has(name));
-    const results = await Promise.allSettled(
-      todo.map(async (name): Promise<WatchRecord> => {
-        const path = joinPath(this.dir, name);
-        // A node of our own session: we are told here when it goes, with no request.
-        const followed = localNodes.follow(this.key(path), path, owner);
-        if (followed) return { ...followed, local: true };
-        const abort = new AbortController();
-        const w = await this.session.getDataWatch(path, { signal: abort.signal });
-        w.changed.catch(noop);
-        return { abort, changed: w.changed, local: false };
-      }),
-    );
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof NoNodeError));
-    const gone: string[] = [];
-    for (const [i, r] of results.entries()) {
-      const name = todo[i] as string;
-      if (r.status === 'rejected') {
-        // Gone already: no watch was left on the server (getData, not exists).
-        if (r.reason instanceof NoNodeError) gone.push(name);
-      } else if (failed || scope.aborted) r.value.abort.abort();
-      else watches.set(name, r.value);
-    }
-    if (failed) throw failed.reason;
-    return gone;
-  }
-
-
 
   /**
    * Deletes our nodes, retrying through connection loss until they are gone or their session is
@@ -640,23 +398,3 @@ export class LockDriver {
 
 
 
-/**
- * Whether a grant after these deletions leaves nothing ahead of us: every node that stood
- * between us and the head of the listing, or a head among `known`, is among those watched and
- * gone, and none of those may have left a node in its place (`insertingKind`, unless known:
- * its fact is forgotten before any insertion). Otherwise nodes never join ahead of ours.
- */
-function headAfter(waiting: Waiting, gone: ReadonlySet<string>, known: ReadonlySet<string>, insertingKind: string | undefined): boolean {
-  const after = (pos: number): Watched[] => waiting.nodes.filter((n) => n.pos > pos && gone.has(n.name));
-  const clear = (pos: number): boolean => {
-    const left = after(pos);
-    return left.length === waiting.ahead - pos - 1 && left.every((n) => n.kind !== insertingKind || known.has(n.name));
-  };
-  return clear(-1) || waiting.nodes.some((n) => known.has(n.name) && clear(n.pos));
-}
-
-
-/** A flat copy of `s`: V8 keeps a sliced string's parent alive. */
-function copy(s: string): string {
-  return Buffer.from(s, 'utf8').toString('utf8');
-}

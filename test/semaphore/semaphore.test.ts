@@ -140,11 +140,12 @@ describe('waiting window', () => {
       dGranted = true;
       return h;
     });
-    // D is waiting on exactly A, B and C.
+    // D is waiting on exactly A, B and C (and watches its own node, what a grant without a
+    // listing rests on).
     const dNode = await waitFor(async () => (await childrenOf(path)).find((n) => !namesOf(a, b, c).includes(n)), { timeoutMs: 5000, message: "D's node" });
-    await waitFor(async () => (await watchedBy(sessions[3] as ZkSession)).length === 3, { timeoutMs: 5000, message: "D's watches" });
+    await waitFor(async () => (await watchedBy(sessions[3] as ZkSession)).length === 4, { timeoutMs: 5000, message: "D's watches" });
     assert.ok(dNode);
-    assert.deepEqual(await watchedBy(sessions[3] as ZkSession), [a.path, b.path, c.path].sort());
+    assert.deepEqual(await watchedBy(sessions[3] as ZkSession), [a.path, b.path, c.path, `${path}/${dNode}`].sort());
     assert.equal(dGranted, false, 'no fourth lease while three are held');
     const removals = sessions[3]!.counters.removeWatches;
     await c.release();
@@ -152,14 +153,15 @@ describe('waiting window', () => {
     assert.ok(dh.isHeld);
     assert.ok(a.isHeld && b.isHeld, 'A and B still hold');
     assert.deepEqual(await childrenOf(path), namesOf(a, b, dh));
-    // Its watches on A and B are left to fire (cheaper than removing them), and do on release.
-    assert.deepEqual(await watchedBy(sessions[3] as ZkSession), [a.path, b.path].sort());
+    // Its watches on A and B (and its own node) are left to fire (cheaper than removing them),
+    // and do on release.
+    assert.deepEqual(await watchedBy(sessions[3] as ZkSession), [a.path, b.path, dh.path].sort());
     const events = sessions[3]!.counters.watchEvents;
     await a.release();
     await b.release();
     await waitFor(() => sessions[3]!.counters.watchEvents === events + 2, { timeoutMs: 5000, message: 'both fired' });
     assert.equal(sessions[3]!.counters.removeWatches, removals, 'no removal request');
-    assert.equal(sessions[3]!.activeWatchCount, 0, 'nothing left in the client');
+    assert.equal(sessions[3]!.activeWatchCount, 1, "nothing left in the client but its own node's watch, until its release");
     assert.ok(dh.isHeld, 'the notifications do not touch the grant');
     await cleanUp(path, [sa, sb, sc, sd], sessions);
   });
