@@ -13,7 +13,7 @@
  * | `knownHeads` | this process: a grant of any of its sessions recorded the node as the head (`heads.ts`) | "nothing was ahead of it" is a fact about the order, which no session's lag changes; a downgrade's insertion forgets it first |
  * | `markNamesPredecessor` | the directory's data, read on our session after `gone` | written in the holder's deletion's own transaction: it held, so nothing was ahead of it |
  * | `inserted` | the last listing's kinds | a node of the inserting kind may have left one in its place: list instead |
- * | `ownNodeStands` | our session: the watch on our own node, set before we waited | its notification comes before the one (or the reply) that granted us: not fired means our node stood when we were granted |
+ * | `ownWatched`, `ownNodeStands` | our session: the watches on our own nodes, set when the wait began (whenever its listing allowed a grant without a listing), else read at the grant | a notification comes before the one (or the reply) that granted us, and a read at the grant is answered after the deletions that granted us: not fired, or found, means our nodes stood when we were granted |
  * | `sessionLive` | the session layer | a grant is handed out only in the live session that owns our node |
  *
  * @internal
@@ -32,17 +32,28 @@ export interface WaitFacts {
   readonly knownHeads: number;
   /** Whether a gone node may have left a node in its place that keeps us from holding. */
   readonly inserted: boolean;
+  /** Whether our own nodes were watched before the nodes we waited on went (else they are read now). */
+  readonly ownWatched: boolean;
 }
 
 /**
  * Whether the waiter holds without listing the directory, on `facts`, or must ask the handoff
- * mark (`askMark`, read on our session) before deciding; `false` means list again.
+ * mark (`askMark`, read on our session; undefined where no mark can name the node) before deciding; `false` means list again. A grant
+ * without a listing needs our own nodes to stand: when they were not watched before
+ * (`ownWatched`), `watchOwn` reads (and watches) them now, on our session, after the deletions
+ * that grant us were applied there; it rejects (start over) if one is gone. Pipelined with the
+ * mark's read when both are needed.
  */
-export async function holdsWithoutListing(facts: WaitFacts, askMark: () => Promise<boolean>): Promise<boolean> {
+export async function holdsWithoutListing(facts: WaitFacts, askMark: (() => Promise<boolean>) | undefined, watchOwn: () => Promise<void>): Promise<boolean> {
   if (facts.inserted) return false;
-  if (facts.holdsAfter !== undefined && facts.gone >= facts.holdsAfter) return true;
-  if (facts.knownHeads > 0) return true;
-  return askMark();
+  const own = facts.ownWatched ? undefined : watchOwn;
+  if ((facts.holdsAfter !== undefined && facts.gone >= facts.holdsAfter) || facts.knownHeads > 0) {
+    await own?.();
+    return true;
+  }
+  if (!askMark) return false;
+  const [held] = await Promise.all([askMark(), own?.()]);
+  return held;
 }
 
 /**

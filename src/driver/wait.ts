@@ -113,6 +113,7 @@ export class TurnWait {
     let ownerEnded = noop;
     let granted = false;
     let first = true; // still on the listing sent with our create
+    let ownWatched = false; // see mayHoldUnlisted
     try {
       for (;;) {
         if (waiting === undefined) {
@@ -127,11 +128,16 @@ export class TurnWait {
         if (first) {
           entered.ownerSignal.throwIfAborted();
           ownerEnded = onAbort(entered.ownerSignal, (reason) => events.fail(reason));
-          // Our nodes' watches, pipelined with the first watches below: any event of them restarts.
-          for (const w of startOwn()) events.followOwn(w);
         }
         first = false;
         const { nodes, holdsAfter } = waiting;
+        // A grant without a listing rests on our own nodes' watches (grant.ts): set them,
+        // pipelined with the watches below, once this listing allows such a grant. Any event of
+        // them restarts the wait.
+        if (!ownWatched && this.mayHoldUnlisted(waiting, view)) {
+          ownWatched = true;
+          for (const w of startOwn()) events.followOwn(w);
+        }
         const names = nodes.map((n) => n.name);
         for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
         const gone = new Set<string>();
@@ -154,8 +160,15 @@ export class TurnWait {
         const inserted = this.spec.insertionBlocks !== false && nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
         // In a long directory our predecessor's release most likely named it (see afterWait):
         // read that instead of the listing.
-        const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted };
-        if (await holdsWithoutListing(facts, () => this.handedOver(nodes, giveUp, view, known))) {
+        const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted, ownWatched };
+        const watchOwnNow = async (): Promise<void> => {
+          ownWatched = true;
+          const started = startOwn();
+          for (const w of started) events.followOwn(w);
+          await raceAbort(Promise.all(started), giveUp);
+        };
+        const askMark = this.markMayName(nodes, view) ? () => this.handedOver(nodes, giveUp, view, known) : undefined;
+        if (await holdsWithoutListing(facts, askMark, watchOwnNow)) {
           granted = true;
           return { release: this.afterWait(view), head: headAfter(waiting, gone, known, this.spec.insertingKind) };
         }
@@ -186,13 +199,34 @@ export class TurnWait {
   }
 
   /**
+   * Whether a deletion of `waiting`'s nodes may grant us without a listing, so our own nodes are
+   * best watched now (pipelined, at no cost in time): the predicate says how many must go, or a
+   * node is of this process (a head fact may be recorded for it), or a long directory's handoff
+   * mark may name it. A guess that misses costs a round trip at the grant (our nodes are read
+   * then), never a wrong grant.
+   */
+  private mayHoldUnlisted(waiting: Waiting, view: View): boolean {
+    if (waiting.holdsAfter !== undefined) return true;
+    if (this.markMayName(waiting.nodes, view)) return true;
+    return waiting.nodes.some((n) => {
+      const key = this.key(joinPath(this.dir, n.name));
+      return localNodes.has(key) || heads.knows(key);
+    });
+  }
+
+  /** Whether a handoff mark may name the node we waited on: one node, in a long directory. */
+  private markMayName(nodes: readonly QueueNode[], view: View): boolean {
+    return this.spec.handoff === true && nodes.length === 1 && this.long(view);
+  }
+
+  /**
    * Whether the one node we waited on left as a holder: its release named it in the directory's
    * data. Asked only in a long directory, where such a release leaves the mark (see afterWait).
    * A holder had nothing ahead of it: on a yes, `known` gets the node (a head gone).
    */
   private async handedOver(nodes: readonly QueueNode[], giveUp: AbortSignal | undefined, view: View, known: Set<string>): Promise<boolean> {
     const node = nodes[0];
-    if (!this.spec.handoff || nodes.length !== 1 || node === undefined || !this.long(view)) return false;
+    if (node === undefined || !this.markMayName(nodes, view)) return false;
     try {
       const { data, stat } = await raceAbort(this.session.getData(this.dir), giveUp);
       view.size = this.lastSize = stat.numChildren;
