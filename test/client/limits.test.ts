@@ -160,6 +160,39 @@ describe('sent: false means no attempt of the call reached the server (issue 22.
     await session.waitConnected({ timeoutMs: 5000 });
     await fx.observer.deleteRecursive(base);
   });
+
+  test('deleteRecursive and mkdirp: an inner request reached the server, its reply lost, nothing sent after: the error says sent', async () => {
+    const proxy = await fx.proxy();
+    const session = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000, connectTimeoutMs: 500 });
+    const base = uniquePath('sent-tree');
+    await fx.observer.mkdirp(`${base}/tree/leaf`);
+    const lostDelete = proxy.loseReply({ op: 'delete', path: `${base}/tree/leaf` }).then(() => proxy.reject(true));
+    const deleteError = await session.deleteRecursive(`${base}/tree`).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await lostDelete;
+    assert.ok(deleteError instanceof ConnectionLossError, String(deleteError));
+    assert.equal(deleteError.sent, true, deleteError.message);
+    assert.equal(await fx.observer.exists(`${base}/tree/leaf`), null, 'the leaf was deleted');
+    proxy.reject(false);
+    await session.waitConnected({ timeoutMs: 5000 });
+
+    // mkdirp tries the deepest create first: it reaches the server (refused there, NoNode) and its
+    // reply is lost; the parent's create that would follow is never sent.
+    const lostCreate = proxy.loseReply({ op: 'create', path: `${base}/made/deeper` }).then(() => proxy.reject(true));
+    const mkdirError = await session.mkdirp(`${base}/made/deeper`).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await lostCreate;
+    assert.ok(mkdirError instanceof ConnectionLossError, String(mkdirError));
+    assert.equal(mkdirError.sent, true, mkdirError.message);
+    assert.equal(await fx.observer.exists(`${base}/made`), null, 'nothing was created, yet a request of the call reached the server');
+    proxy.reject(false);
+    await session.waitConnected({ timeoutMs: 5000 });
+    await fx.observer.deleteRecursive(base);
+  });
 });
 
 describe('sizes in bytes under a multi-byte chroot (issue 22.4)', () => {
