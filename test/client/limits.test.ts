@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { ZkSession } from '../../src/client/index.js';
 import { MAX_XID, type RawClient } from '../../src/client/nzc.js';
 import { ConnectionLossError, InvalidArgumentError, NoNodeError, SessionExpiredError } from '../../src/errors.js';
-import { ChaosProxy, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
+import { ChaosProxy, TestingServer, waitFor, withTimeout, type LoseReplyMatch } from '../../src/testing/index.js';
 import { nextState, recordStates, ServerFixture, SessionPool, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
@@ -140,57 +140,50 @@ describe('request ids past 2^31 (issue 22.2)', () => {
 });
 
 describe('sent: false means no attempt of the call reached the server (issue 22.3)', () => {
-  test('delete: the first attempt applied, its reply lost, the retry never sent: the error says sent', async () => {
-    const proxy = await fx.proxy();
-    const session = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000, connectTimeoutMs: 500 });
-    const base = uniquePath('sent-delete');
-    await fx.observer.mkdirp(`${base}/gone`);
-    // The reply is dropped and the connection closed; reconnects are refused from then on, so
-    // the retry waits the connect timeout and is not sent.
-    const lost = proxy.loseReply({ op: 'delete', path: `${base}/gone` }).then(() => proxy.reject(true));
-    const error = await session.delete(`${base}/gone`).then(
+  /**
+   * Runs `call` while the reply to its request matching `match` is lost and the connection
+   * closed; reconnects are refused from then on, so a retry waits the connect timeout and is not
+   * sent. Resolves to the call's error, with reconnects allowed again.
+   */
+  async function lostReplyError(proxy: ChaosProxy, session: ZkSession, match: LoseReplyMatch, call: () => Promise<unknown>): Promise<ConnectionLossError> {
+    const lost = proxy.loseReply(match).then(() => proxy.reject(true));
+    const error = await call().then(
       () => undefined,
       (err: unknown) => err,
     );
     await lost;
     assert.ok(error instanceof ConnectionLossError, String(error));
-    assert.equal(error.sent, true, error.message);
-    assert.equal(await fx.observer.exists(`${base}/gone`), null, 'the first attempt deleted it');
     proxy.reject(false);
     await session.waitConnected({ timeoutMs: 5000 });
+    return error;
+  }
+
+  const setup = async (label: string): Promise<{ proxy: ChaosProxy; session: ZkSession; base: string }> => {
+    const proxy = await fx.proxy();
+    const session = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000, connectTimeoutMs: 500 });
+    return { proxy, session, base: uniquePath(label) };
+  };
+
+  test('delete: the first attempt applied, its reply lost, the retry never sent: the error says sent', async () => {
+    const { proxy, session, base } = await setup('sent-delete');
+    await fx.observer.mkdirp(`${base}/gone`);
+    const error = await lostReplyError(proxy, session, { op: 'delete', path: `${base}/gone` }, () => session.delete(`${base}/gone`));
+    assert.equal(error.sent, true, error.message);
+    assert.equal(await fx.observer.exists(`${base}/gone`), null, 'the first attempt deleted it');
     await fx.observer.deleteRecursive(base);
   });
 
   test('deleteRecursive and mkdirp: an inner request reached the server, its reply lost, nothing sent after: the error says sent', async () => {
-    const proxy = await fx.proxy();
-    const session = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000, connectTimeoutMs: 500 });
-    const base = uniquePath('sent-tree');
+    const { proxy, session, base } = await setup('sent-tree');
     await fx.observer.mkdirp(`${base}/tree/leaf`);
-    const lostDelete = proxy.loseReply({ op: 'delete', path: `${base}/tree/leaf` }).then(() => proxy.reject(true));
-    const deleteError = await session.deleteRecursive(`${base}/tree`).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    await lostDelete;
-    assert.ok(deleteError instanceof ConnectionLossError, String(deleteError));
+    const deleteError = await lostReplyError(proxy, session, { op: 'delete', path: `${base}/tree/leaf` }, () => session.deleteRecursive(`${base}/tree`));
     assert.equal(deleteError.sent, true, deleteError.message);
     assert.equal(await fx.observer.exists(`${base}/tree/leaf`), null, 'the leaf was deleted');
-    proxy.reject(false);
-    await session.waitConnected({ timeoutMs: 5000 });
-
     // mkdirp tries the deepest create first: it reaches the server (refused there, NoNode) and its
     // reply is lost; the parent's create that would follow is never sent.
-    const lostCreate = proxy.loseReply({ op: 'create', path: `${base}/made/deeper` }).then(() => proxy.reject(true));
-    const mkdirError = await session.mkdirp(`${base}/made/deeper`).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    await lostCreate;
-    assert.ok(mkdirError instanceof ConnectionLossError, String(mkdirError));
+    const mkdirError = await lostReplyError(proxy, session, { op: 'create', path: `${base}/made/deeper` }, () => session.mkdirp(`${base}/made/deeper`));
     assert.equal(mkdirError.sent, true, mkdirError.message);
     assert.equal(await fx.observer.exists(`${base}/made`), null, 'nothing was created, yet a request of the call reached the server');
-    proxy.reject(false);
-    await session.waitConnected({ timeoutMs: 5000 });
     await fx.observer.deleteRecursive(base);
   });
 });
