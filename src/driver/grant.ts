@@ -13,14 +13,12 @@
  * | `knownHeads` | this process: a grant of any of its sessions recorded the node as the head (`heads.ts`) | "nothing was ahead of it" is a fact about the order, which no session's lag changes; a downgrade's insertion forgets it first |
  * | `markNamesPredecessor` | the directory's data, read on our session after `gone` | written in the holder's deletion's own transaction: it held, so nothing was ahead of it |
  * | `inserted` | the last listing's kinds | a node of the inserting kind may have left one in its place: list instead |
- * | `ownWatched`, `ownNodeStands` | our session: the watches on our own nodes, set when the wait began (whenever its listing allowed a grant without a listing), else read at the grant | a notification comes before the one (or the reply) that granted us, and a read at the grant is answered after the deletions that granted us: not fired, or found, means our nodes stood when we were granted |
+ * | `ownWatched`, `OwnNodes.stand` | our session: the watches on our own nodes, set when the wait began (whenever its listing allowed a grant without a listing), else read at the grant | a notification comes before the one (or the reply) that granted us, and a read at the grant is answered after the deletions that granted us: not fired, or found, means our nodes stood when we were granted |
  * | `sessionLive` | the session layer | a grant is handed out only in the live session that owns our node |
  *
  * @internal
  * @module
  */
-import { watchSettled } from '../client/session.js';
-import type { WatchEvent } from '../client/types.js';
 
 /** What a waiter knows once nodes it waited on are gone (see the module's table). */
 export interface WaitFacts {
@@ -54,13 +52,4 @@ export async function holdsWithoutListing(facts: WaitFacts, askMark: (() => Prom
   if (!askMark) return false;
   const [held] = await Promise.all([askMark(), own?.()]);
   return held;
-}
-
-/**
- * Whether our own node still stood when the grant was decided: its watch (on our session, set
- * before we waited) has not fired. Checked synchronously: its notification was handled before
- * the event that granted us, but promise reactions to it may run after.
- */
-export function ownNodeStands(ownChanged: Promise<WatchEvent> | undefined): boolean {
-  return ownChanged === undefined || !watchSettled(ownChanged);
 }

@@ -13,8 +13,8 @@ import { ConnectionLossError, LockLostError, NoNodeError, OperationTimeoutError,
 import { Background, raceAbort, within } from '../util/abort.js';
 import { linkSignals } from '../util/signals.js';
 import { graceFor } from './grace.js';
-import { ownNodeStands } from './grant.js';
 import { placeLost, QueueEntry, type Entered } from './enter.js';
+import { OwnNodes, type OwnWatch } from './own-nodes.js';
 import { NodeRemoval, type Removal } from './release.js';
 import { Restart } from './watch-events.js';
 import { TurnWait } from './wait.js';
@@ -251,25 +251,15 @@ export class LockDriver {
     const keys = paths.map((p) => this.key(p)); // one string each, kept by both registries
     for (const key of keys) localNodes.add(key, entered.ownerSignal);
     const own = new AbortController();
+    const ownNodes = new OwnNodes(paths, (path) => this.watchOwn(path, own.signal));
     // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
-    // try-once acquisition sets it only if it holds. Without `watchOwnNode` it is set only
-    // once we wait (see waitForTurn): the evidence a grant without a listing needs.
-    let ownWatch = req.watchOwnNode && req.timeoutMs !== 0 ? this.watchOwn(paths[0] as string, own.signal) : undefined;
-    ownWatch?.catch(noop);
-    // The other nodes of a multi-lease acquisition: each must still stand when we are granted.
-    let others: Promise<{ changed: Promise<WatchEvent> }>[] | undefined;
-    /** Starts the watches of our nodes not watched yet; returns them. */
-    const startOwn = (): Promise<{ changed: Promise<WatchEvent> }>[] => {
-      const started: Promise<{ changed: Promise<WatchEvent> }>[] = [];
-      if (!ownWatch) started.push((ownWatch = this.watchOwn(paths[0] as string, own.signal)));
-      if (!others) started.push(...(others = paths.slice(1).map((p) => this.watchOwn(p, own.signal))));
-      for (const w of started) w.catch(noop);
-      return started;
-    };
+    // try-once acquisition sets it only if it holds. Without `watchOwnNode` our nodes are watched
+    // only when a grant may skip the listing (see waitForTurn).
+    if (req.watchOwnNode && req.timeoutMs !== 0) ownNodes.watchFirst();
     // Delete first: the deletion fires our own watch, so no watch removal is needed.
     const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own.abort(why));
     try {
-      const turn = await this.waits.waitForTurn(entered, count, req, giveUp, req.watchOwnNode ? ownWatch : undefined, startOwn);
+      const turn = await this.waits.waitForTurn(entered, count, req, giveUp, ownNodes);
       if (turn === 'no') {
         await letGo();
         return null;
@@ -279,15 +269,11 @@ export class LockDriver {
       if (!isConnectedState(this.session.state)) await this.session.waitConnected({ signal: giveUp });
       if (entered.ownerSignal.aborted) throw new Restart(`the session of our node ${paths[0]} ended while we were granted`);
       // A try-once acquisition that holds watches its node only now.
-      if (req.watchOwnNode && !ownWatch) {
-        ownWatch = this.watchOwn(paths[0] as string, own.signal);
-        ownWatch.catch(noop);
-      }
-      const watched = ownWatch ? (await raceAbort(ownWatch, giveUp)).changed : undefined;
-      const rest = others ? await raceAbort(Promise.all(others), giveUp) : [];
-      // Nodes are not ours alone: a grant without a listing rests on our own nodes' watches, set
-      // before we waited, having seen nothing (grant.ts).
-      if (!ownNodeStands(watched) || !rest.every((w) => ownNodeStands(w.changed))) throw new Restart(`a node of ours in ${this.dir} was deleted or changed by someone else while we waited`);
+      if (req.watchOwnNode) ownNodes.watchFirst();
+      // Nodes are not ours alone: a grant without a listing rests on our own nodes' watches
+      // (grant.ts, own-nodes.ts).
+      const stand = await ownNodes.stand(giveUp);
+      if (!stand) throw new Restart(`a node of ours in ${this.dir} was deleted or changed by someone else while we waited`);
       // Before anyone can see our node go: a successor of this process that is told of its
       // deletion then holds without a listing.
       if (turn.head) heads.record(keys[0] as string, entered.ownerSignal);
@@ -298,7 +284,7 @@ export class LockDriver {
         sessionSignal,
         // Without `watchOwnNode` the wait's own watch stays until our release fires it (cheaper
         // than a removal now); nothing listens to it.
-        ownWatch: req.watchOwnNode ? watched : undefined,
+        ownWatch: req.watchOwnNode ? stand.changed : undefined,
         ownWatchAbort: req.watchOwnNode ? own : undefined,
         markRelease: turn.release === 'mark',
       };
@@ -312,8 +298,8 @@ export class LockDriver {
     return entered.names.map((n) => joinPath(this.dir, n));
   }
 
-  // Wrapped in an object: a promise resolved with a promise would wait for the watch to fire.
-  private async watchOwn(path: string, signal: AbortSignal): Promise<{ changed: Promise<WatchEvent> }> {
+  /** Watches our node at `path`; it is gone (deleted by someone): start over. */
+  private async watchOwn(path: string, signal: AbortSignal): Promise<OwnWatch> {
     try {
       const w = await this.session.getDataWatch(path, { signal });
       w.changed.catch(noop);

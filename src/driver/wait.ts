@@ -18,6 +18,7 @@ import { heads } from './heads.js';
 import { localNodes } from './local-nodes.js';
 import type { AcquireRequest, LockSpec } from './lock-driver.js';
 import { sortChildren, type QueueNode } from './names.js';
+import type { OwnNodes } from './own-nodes.js';
 import { Restart, WatchEvents } from './watch-events.js';
 
 /** A node waited on, and its place in the listing it was chosen from. */
@@ -91,8 +92,7 @@ export class TurnWait {
     count: number,
     req: AcquireRequest,
     giveUp: AbortSignal | undefined,
-    ownWatch: Promise<{ changed: Promise<WatchEvent> }> | undefined,
-    startOwn: () => Promise<{ changed: Promise<WatchEvent> }>[],
+    own: OwnNodes,
   ): Promise<Turn> {
     const ours = entered.names[0] as string;
     // Listings are read only in the helpers below: a suspended async function keeps every value
@@ -107,13 +107,12 @@ export class TurnWait {
     // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
     const scope = new AbortController();
     const events = new WatchEvents();
-    if (ownWatch) events.followOwn(ownWatch);
+    for (const w of own.started) events.followOwn(w);
     // Once we wait: our node goes with its session, so the wait ends then, as a server watch's
     // end would (a node of this process followed in memory does not end with our session).
     let ownerEnded = noop;
     let granted = false;
     let first = true; // still on the listing sent with our create
-    let ownWatched = false; // see mayHoldUnlisted
     try {
       for (;;) {
         if (waiting === undefined) {
@@ -134,10 +133,7 @@ export class TurnWait {
         // A grant without a listing rests on our own nodes' watches (grant.ts): set them,
         // pipelined with the watches below, once this listing allows such a grant. Any event of
         // them restarts the wait.
-        if (!ownWatched && this.mayHoldUnlisted(waiting, view)) {
-          ownWatched = true;
-          for (const w of startOwn()) events.followOwn(w);
-        }
+        if (!own.allWatched && this.mayHoldUnlisted(waiting, view)) for (const w of own.watchAll()) events.followOwn(w);
         const names = nodes.map((n) => n.name);
         for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
         const gone = new Set<string>();
@@ -160,10 +156,9 @@ export class TurnWait {
         const inserted = this.spec.insertionBlocks !== false && nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
         // In a long directory our predecessor's release most likely named it (see afterWait):
         // read that instead of the listing.
-        const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted, ownWatched };
+        const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted, ownWatched: own.allWatched };
         const watchOwnNow = async (): Promise<void> => {
-          ownWatched = true;
-          const started = startOwn();
+          const started = own.watchAll();
           for (const w of started) events.followOwn(w);
           await raceAbort(Promise.all(started), giveUp);
         };
