@@ -74,17 +74,6 @@ interface Attempt {
 }
 
 /**
- * The handshake's contribution to the loss clock: an answered handshake counts, at its send
- * time, only once its connection worked (see {@link Attempt}). A server that answers every
- * handshake and then drops the connection (a request it cannot read, say) keeps the session
- * alive on its side, but the session is of no use: such attempts do not refresh the clock, so
- * the session ends `LOST` at its usual deadline instead of reconnecting forever.
- */
-function handshakeCredit(attempt: Attempt | undefined): number | undefined {
-  return attempt?.works ? attempt.handshakeSentAt : undefined;
-}
-
-/**
  * The connection is dropped (`SUSPENDED`, and the client fails over) once the loss clock is
  * this fraction of the session timeout old. With a heartbeat every T/6 an idle session's clock
  * trails by at most T/2 plus a watchdog period and a round trip (the heartbeat two back is the
@@ -231,15 +220,20 @@ export class Generation {
     return this.clock.heard;
   }
 
-  /** The server answered a request sent at `sentAt`: if sent on this connection, it works. */
+  /**
+   * The server answered a request sent at `sentAt`: if sent on this connection, it works, and
+   * its handshake (the leader revalidated or created the session then) counts on the loss clock
+   * at its send time. Only then: a server that answers every handshake and then drops the
+   * connection (a request it cannot read, say) keeps the session alive on its side, but the
+   * session is of no use, so such attempts do not refresh the clock and the session ends `LOST`
+   * at its usual deadline instead of reconnecting forever.
+   */
   private worked(sentAt: number): void {
     const a = this.attempt;
     if (!a || a.works || sentAt < a.handshakeSentAt) return;
     a.works = true;
     this.failedAttempts = 0;
-    const credit = handshakeCredit(a);
-    // The leader revalidated (or created) the session at the handshake.
-    if (credit !== undefined) this.clock.handshake(credit);
+    this.clock.handshake(a.handshakeSentAt);
   }
 
   /**
@@ -307,7 +301,6 @@ export class Generation {
       if (answeredByServer(err)) this.answered(sentAt, err === null);
     });
   }
-
 
   /** The negotiated session timeout (the requested one before connecting). */
   get timeoutMs(): number {

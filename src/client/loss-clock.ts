@@ -16,7 +16,8 @@
  * - The server grants a timeout T of at least 2 tickTime, so a ping period is at most T/4;
  *   {@link relayMargin} adds jitter of the leader's ping schedule.
  * - The reconnect handshake of an existing session is revalidated by the leader itself (and a
- *   new session is created by it): its send time counts at once.
+ *   new session is created by it): its send time counts, once the connection worked (see
+ *   `Generation`'s `worked`).
  *
  * Nothing else moves the clock: notifications, late replies and a cut-off follower's answers
  * prove nothing about the session. The clock is conservative on a standalone server or when

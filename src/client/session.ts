@@ -269,9 +269,9 @@ export class ZkSession extends SessionLifecycle {
    * (THROTTLED_OP, REQUEST_TIMEOUT); writes only when they were certainly not applied
    * (throttled). The pause between attempts ends early on close or the caller's abort.
    */
-  private retrying<T>(fn: (attempt: number) => Promise<T>, signal: AbortSignal | undefined, kind: 'read' | 'write', ledger: Ledger): Promise<T> {
+  private retrying<T>(fn: (ledger: Ledger) => Promise<T>, signal: AbortSignal | undefined, kind: 'read' | 'write', ledger: Ledger = { sent: false }): Promise<T> {
     // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
-    return withRetry(this.retryPolicy, fn, (ms) => delay(ms, this.closeController.signal, signal), kind === 'read' ? isTransient : notApplied).catch((err: unknown) => {
+    return withRetry(this.retryPolicy, () => fn(ledger), (ms) => delay(ms, this.closeController.signal, signal), kind === 'read' ? isTransient : notApplied).catch((err: unknown) => {
       throw truthful(err, ledger);
     });
   }
@@ -333,9 +333,8 @@ export class ZkSession extends SessionLifecycle {
   createWithStat(path: string, options: CreateCallOptions = {}): Promise<CreatedNode> {
     return this.guard(() => {
       const { data, acls, flags, signal } = this.prepareCreate(path, options);
-      const ledger = { sent: false };
       return this.retrying(
-        () =>
+        (ledger) =>
           this.call<CreatedNode>(
             'create',
             path,
@@ -345,7 +344,6 @@ export class ZkSession extends SessionLifecycle {
           ),
         signal,
         'write',
-        ledger,
       );
     });
   }
@@ -402,8 +400,7 @@ export class ZkSession extends SessionLifecycle {
       validatePath(path);
       const signal = callSignal(options);
       this.checkSize({ type: 'sync', path }, 'sync');
-      const ledger = { sent: false };
-      return this.retrying(() => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err)), { signal, abandonable: true, ledger }), signal, 'read', ledger);
+      return this.retrying((ledger) => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err)), { signal, abandonable: true, ledger }), signal, 'read');
     });
   }
 
@@ -413,8 +410,7 @@ export class ZkSession extends SessionLifecycle {
       validatePath(path);
       const signal = callSignal(options);
       this.checkSize({ type: 'exists', path }, 'exists');
-      const ledger = { sent: false };
-      return this.retrying(() => this.call<Stat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true, ledger }), signal, 'read', ledger);
+      return this.retrying((ledger) => this.call<Stat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true, ledger }), signal, 'read');
     });
   }
 
@@ -424,8 +420,7 @@ export class ZkSession extends SessionLifecycle {
       validatePath(path);
       const signal = callSignal(options);
       this.checkSize({ type: 'getData', path }, 'getData');
-      const ledger = { sent: false };
-      return this.retrying(() => this.rawGetData(path, { signal, abandonable: true, ledger }), signal, 'read', ledger);
+      return this.retrying((ledger) => this.rawGetData(path, { signal, abandonable: true, ledger }), signal, 'read');
     });
   }
 
@@ -440,8 +435,7 @@ export class ZkSession extends SessionLifecycle {
       const buf = toBuffer(data, this.maxDataBytes, path);
       this.checkSize({ type: 'setData', path, data: buf ?? EMPTY }, 'setData');
       const version = options.version ?? -1;
-      const ledger = { sent: false };
-      return this.retrying(() => this.call<Stat>('setData', path, (g, done) => setData(g.raw, path, buf, version, done), { signal, ledger }), signal, 'write', ledger);
+      return this.retrying((ledger) => this.call<Stat>('setData', path, (g, done) => setData(g.raw, path, buf, version, done), { signal, ledger }), signal, 'write');
     });
   }
 
@@ -535,8 +529,7 @@ export class ZkSession extends SessionLifecycle {
       const arm: Arm = (g, tables, fn) => {
         remove = g.attach(kind, path, tables, fn, listener);
       };
-      const ledger = { sent: false };
-      const result = await this.retrying(() => read(arm, { signal, ledger }), signal, 'read', ledger);
+      const result = await this.retrying((ledger) => read(arm, { signal, ledger }), signal, 'read');
       if (signal?.aborted) aborted(signal.reason);
       // Not once it fired (the notification can come with the reply): nothing would unsubscribe.
       else if (signal && !settled) unsubscribe = onAbort(signal, aborted);
@@ -579,8 +572,7 @@ export class ZkSession extends SessionLifecycle {
     return this.guard(() => {
       const prepared = this.prepareMulti(ops);
       const signal = callSignal(options);
-      const ledger = { sent: false };
-      return this.retrying(() => this.sendMulti(prepared, signal, ledger), signal, 'write', ledger);
+      return this.retrying((ledger) => this.sendMulti(prepared, signal, ledger), signal, 'write');
     });
   }
 
