@@ -168,11 +168,11 @@ export async function impairLinks(ctx: LinkFaultContext, kind: LinkFault, amount
   let detail = 'healed';
   try {
     await cluster.waitForQuorum({ timeoutMs: 60_000 });
+    return target;
   } catch (err) {
-    detail = `healed; no quorum after 60 s: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
-    recorder.record({ type: 'fault', phase: 'end', id, fault: kind, target: `member-${target}`, detail });
+    detail = `healed; no quorum after 60 s: ${firstLine(err)}`;
     throw err;
+  } finally {
+    recorder.record({ type: 'fault', phase: 'end', id, fault: kind, target: `member-${target}`, detail });
   }
-  recorder.record({ type: 'fault', phase: 'end', id, fault: kind, target: `member-${target}`, detail });
-  return target;
 }
