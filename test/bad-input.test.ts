@@ -33,6 +33,7 @@ import { readPredicate, windowPredicate } from '../src/driver/predicates.js';
 import {
   ChaosProxy,
   cons,
+  dump,
   expireSession,
   fourLetterWord,
   freePort,
@@ -40,6 +41,7 @@ import {
   locateZooKeeper,
   mntr,
   parseCons,
+  parseDump,
   parseMntr,
   parseSrvr,
   parseWatches,
@@ -664,6 +666,7 @@ const kitRows: Row[] = [
       ['srvr', srvr],
       ['mntr', mntr],
       ['cons', cons],
+      ['dump', dump],
       ['watchesByPath', watchesByPath],
       ['watchesBySession', watchesBySession],
     ] as const
@@ -678,6 +681,7 @@ const kitRows: Row[] = [
       ['parseSrvr', parseSrvr],
       ['parseWatches', parseWatches],
       ['parseCons', parseCons],
+      ['parseDump', parseDump],
     ] as const
   ).flatMap(([name, fn]): Row[] => [42, null, undefined].map((t): Row => ({ name: `${name}(${show(t)})`, call: () => fn(t as never), expect: IA }))),
   ...[0, -1, 1.5, Number.NaN, '2', 100_000].map((n): Row => ({ name: `freePorts(${show(n)})`, call: () => freePorts(n as number), expect: IA })),

@@ -241,3 +241,47 @@ export async function cons(
 ): Promise<ConnectionInfo[]> {
   return parseCons(await fourLetterWord(host, port, 'cons', options));
 }
+
+/** What the leader's `dump` lists: the sessions it tracks and the ephemerals they own. @group Testing */
+export interface SessionDump {
+  /** Every session the leader tracks (`0x...`), with when it expires unless touched. */
+  readonly sessions: readonly { readonly sessionId: string; readonly expiresAt: string }[];
+  /** Ephemeral paths by owner session (`0x...`). */
+  readonly ephemerals: ReadonlyMap<string, readonly string[]>;
+}
+
+/**
+ * Parses a `dump` reply. Only the leader tracks sessions: a follower's reply lists its
+ * ephemerals and no sessions.
+ * @group Testing
+ */
+export function parseDump(text: string): SessionDump {
+  checkText(text);
+  const sessions: { sessionId: string; expiresAt: string }[] = [];
+  const ephemerals = new Map<string, string[]>();
+  let part: 'sessions' | 'ephemerals' | 'other' = 'other';
+  let expiresAt = '';
+  let owner: string[] | undefined;
+  for (const line of text.split('\n')) {
+    if (/^Session Sets /.test(line)) part = 'sessions';
+    else if (/^Sessions with Ephemerals /.test(line)) part = 'ephemerals';
+    else if (/^(Connections dump|ephemeral nodes dump|Connections Sets )/.test(line)) part = 'other';
+    else if (part === 'sessions') {
+      const bucket = /^\d+ expire at (.+):\s*$/.exec(line);
+      if (bucket) expiresAt = bucket[1] ?? '';
+      else if (/^\s+0x[0-9a-f]+\s*$/i.test(line)) sessions.push({ sessionId: line.trim(), expiresAt });
+    } else if (part === 'ephemerals') {
+      const key = /^(0x[0-9a-f]+):\s*$/i.exec(line);
+      if (key) {
+        owner = [];
+        ephemerals.set(key[1] ?? '', owner);
+      } else if (/^\s+\//.test(line)) owner?.push(line.trim());
+    }
+  }
+  return { sessions, ephemerals };
+}
+
+/** Asks `dump` (meaningful on the leader): tracked sessions and ephemerals. @group Testing */
+export async function dump(host: string, port: number, options?: FourLetterWordOptions): Promise<SessionDump> {
+  return parseDump(await fourLetterWord(host, port, 'dump', options));
+}

@@ -15,10 +15,12 @@ export {
 export type { MemberLink } from './member-links.js';
 export {
   cons,
+  dump,
   fourLetterWord,
   mntr,
   NOT_SERVING,
   parseCons,
+  parseDump,
   parseMntr,
   parseSrvr,
   parseWatches,
@@ -30,6 +32,7 @@ export {
   type FourLetterWordOptions,
   type MntrStats,
   type ServerStatus,
+  type SessionDump,
   type ZooKeeperMode,
 } from './four-letter.js';
 export {

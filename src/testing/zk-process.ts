@@ -7,7 +7,7 @@ import { ClosedError } from '../errors.js';
 import { checkBoolean, checkDeadline, checkOptions, checkTimeout } from './check.js';
 import { trackPid, untrackPid } from './cleanup.js';
 import * as fourLetter from './four-letter.js';
-import type { ConnectionInfo, MntrStats, ServerStatus } from './four-letter.js';
+import type { ConnectionInfo, MntrStats, ServerStatus, SessionDump } from './four-letter.js';
 import type { ZooKeeperInstallation } from './java.js';
 import { LOOPBACK } from './ports.js';
 import { WaitTimeoutError } from './wait.js';
@@ -240,6 +240,11 @@ export abstract class ZooKeeperProcess {
   /** Parsed `cons`: client connections. */
   connections(options?: fourLetter.FourLetterWordOptions): Promise<ConnectionInfo[]> {
     return fourLetter.cons(this.host, this.port, options);
+  }
+
+  /** Parsed `dump`: on the leader, the sessions it tracks; on any member, ephemerals by owner. */
+  dump(options?: fourLetter.FourLetterWordOptions): Promise<SessionDump> {
+    return fourLetter.dump(this.host, this.port, options);
   }
 
   /** Writes zoo.cfg, spawns the JVM and waits until it is up. */

@@ -96,10 +96,10 @@ export class RawSession {
     return withTimeout(reply, 5000, `reply to op ${type}`);
   }
 
-  /** Creates a persistent node open to everyone; resolves to the error code. */
-  create(path: string, data = ''): Promise<number> {
+  /** Creates a node open to everyone (persistent, or ephemeral); resolves to the error code. */
+  create(path: string, data = '', ephemeral = false): Promise<number> {
     const acl = Buffer.concat([int(1), int(31), str('world'), str('anyone')]);
-    return this.#call(OP_CREATE, Buffer.concat([str(path), str(data), acl, int(0)]));
+    return this.#call(OP_CREATE, Buffer.concat([str(path), str(data), acl, int(ephemeral ? 1 : 0)]));
   }
 
   /** `exists`, optionally leaving a watch; resolves to the error code. */

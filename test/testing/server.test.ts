@@ -60,6 +60,19 @@ describe('TestingServer', () => {
     await waitFor(async () => (await server.watchesByPath()).size === 0, { message: 'watches gone' });
   });
 
+  it('lists tracked sessions and their ephemerals through dump', async () => {
+    const session = await RawSession.open(server.host, server.port, 500);
+    try {
+      assert.equal(await session.create('/dumped', '', true), ZOK);
+      const listed = await server.dump();
+      assert.ok(listed.sessions.some((s) => s.sessionId === session.sessionId && s.expiresAt !== ''), `session ${session.sessionId} in ${JSON.stringify(listed.sessions)}`);
+      assert.deepEqual(listed.ephemerals.get(session.sessionId), ['/dumped']);
+    } finally {
+      await session.close();
+    }
+    await waitFor(async () => !(await server.dump()).sessions.some((s) => s.sessionId === session.sessionId), { message: 'closed session untracked' });
+  });
+
   it('caps session timeouts to [2 ticks, maxSessionTimeout]', async () => {
     const short = await RawSession.open(server.host, server.port, 10);
     const long = await RawSession.open(server.host, server.port, 600_000);

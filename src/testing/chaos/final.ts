@@ -62,30 +62,32 @@ export async function settleWatches(cluster: TestingCluster, timeoutMs: number):
 
 /**
  * Per member, once no client session is connected or tracked and no ephemeral is left (or after
- * `timeoutMs`): the client sessions still connected (`cons`), the ephemeral count and, on the
- * leader, the sessions tracked besides the harness's own `ownSessions` (`mntr`).
+ * `timeoutMs`): the client sessions still connected (`cons`), the ephemeral count (`mntr`) and,
+ * on the leader, the sessions it tracks besides the harness's own `harnessSessions` (`dump`).
  */
-export async function settleSessions(cluster: TestingCluster, clientSessions: ReadonlySet<string>, watches: Map<number, number | null>, ownSessions: number, timeoutMs: number): Promise<MemberLeftovers[]> {
+export async function settleSessions(cluster: TestingCluster, clientSessions: ReadonlySet<string>, watches: Map<number, number | null>, harnessSessions: ReadonlySet<string>, timeoutMs: number): Promise<MemberLeftovers[]> {
   let out: MemberLeftovers[] = [];
+  const harness = new Set([...harnessSessions].map(normalize));
   await waitFor(
     async () => {
       out = await Promise.all(
-        cluster.members.map(async (m) => {
-          if (!m.running) return { member: m.id, watches: null, clientConnections: [], ephemerals: null, sessions: null };
+        cluster.members.map(async (m): Promise<MemberLeftovers> => {
+          if (!m.running) return { member: m.id, watches: null, clientConnections: [], ephemerals: null, trackedSessions: null };
           const conns = await m.connections({ timeoutMs: 2000 }).catch(() => []);
           const stats = await m.mntr({ timeoutMs: 2000 }).catch(() => undefined);
           const leader = stats?.zk_server_state === 'leader';
+          const tracked = leader ? await m.dump({ timeoutMs: 2000 }).then((d) => d.sessions.map((s) => normalize(s.sessionId)).filter((id) => !harness.has(id)), () => null) : null;
           return {
             member: m.id,
             watches: watches.get(m.id) ?? null,
             clientConnections: conns.flatMap((c) => (c.sessionId !== undefined && clientSessions.has(normalize(c.sessionId)) ? [normalize(c.sessionId)] : [])),
             ephemerals: stats === undefined ? null : Number(stats.zk_ephemerals_count),
-            sessions: leader ? Number(stats.zk_global_sessions) - ownSessions : null,
+            trackedSessions: tracked,
           };
         }),
       );
       const running = out.filter((m) => cluster.member(m.member).running);
-      return running.every((m) => m.clientConnections.length === 0 && m.ephemerals === 0 && (m.sessions ?? 0) <= 0) && running.some((m) => m.sessions !== null);
+      return running.every((m) => m.clientConnections.length === 0 && m.ephemerals === 0 && (m.trackedSessions?.length ?? 0) === 0) && running.some((m) => m.trackedSessions !== null);
     },
     { timeoutMs, intervalMs: 250 },
   ).catch(() => undefined);

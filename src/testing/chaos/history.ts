@@ -317,11 +317,10 @@ export interface MemberLeftovers {
   /** `mntr` zk_ephemerals_count after the clients exited (null: no answer). */
   ephemerals: number | null;
   /**
-   * On the leader: sessions the ensemble still tracks after the clients exited (`mntr`
-   * zk_global_sessions), connected or not, besides the harness's own observer session; null on
-   * followers (or no answer).
+   * On the leader: the sessions (`0x...`) the ensemble still tracks after the clients exited
+   * (`dump`), connected or not, besides the harness's own; null on followers (or no answer).
    */
-  sessions: number | null;
+  trackedSessions: string[] | null;
 }
 
 /** What was left at the end of a run. */

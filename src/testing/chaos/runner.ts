@@ -125,6 +125,12 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     resource = await FencedResource.start((e) => recorder.add(e));
     const session = await ZkSession.connect(ensemble.connectString, { sessionTimeoutMs: 30_000 });
     observer = session;
+    // A renewed observer session leaves its predecessor tracked for up to 30 s: the harness's, not a leftover.
+    const harnessSessions = new Set([`0x${session.sessionId.toString(16)}`]);
+    session.on('session', (info) => {
+      harnessSessions.add(`0x${info.sessionId.toString(16)}`);
+      recorder.record({ type: 'note', level: 'info', message: `the harness's session was renewed (now 0x${info.sessionId.toString(16)})` });
+    });
     for (const w of workloads) {
       await session.mkdirp(w.path);
       if (w.counterPath !== undefined) await session.create(w.counterPath, { data: '0' });
@@ -195,7 +201,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       });
       const clientSessions = new Set(fleet.flatMap((c) => [...c.sessionIds]));
       // Sessions lost by a client (partitioned) expire on the server up to T after: wait for them.
-      final.members = await settleSessions(ensemble, clientSessions, watches, 1, 2 * T + 10_000);
+      final.members = await settleSessions(ensemble, clientSessions, watches, harnessSessions, 2 * T + 10_000);
       final.ephemerals = await ephemeralsUnder(session, base);
       history.final = final;
       await session.deleteRecursive(base).catch(() => undefined);
