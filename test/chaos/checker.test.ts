@@ -16,7 +16,7 @@ const clean = (): FinalState => ({
   counters: { mutex: 0 },
   queueItems: { take: [], consume: [] },
   ephemerals: [],
-  members: [1, 2, 3].map((member) => ({ member, watches: 0, clientConnections: [], ephemerals: 0, trackedSessions: member === 1 ? [] : null })),
+  members: [1, 2, 3].map((member) => ({ member, watches: 0, clientConnections: [], ephemerals: 0, trackedSessions: member === 1 ? [] : null, globalSessions: member === 1 ? 0 : null })),
 });
 
 function history(events: ChaosEvent[], final: Partial<FinalState> | null = {}): ChaosHistory {
@@ -221,10 +221,10 @@ const cases: Case[] = [
   { name: 'at-least-once: delivered but never put', history: history([...handled(20, 'ghost')]), fails: ['queue'] },
   { name: 'at-least-once: still queued after the drain', history: history([...put(10, 'consume', 'c1'), ...handled(20, 'c1')], { queueItems: { take: [], consume: ['c1'] } }), fails: ['queue'] },
   { name: 'leftovers: an ephemeral node', history: history([], { ephemerals: [{ path: '/c/mutex/_c_x-lock-0000000001', owner: '0x1' }] }), fails: ['leftovers'] },
-  { name: 'leftovers: a watch', history: history([], { members: [{ member: 1, watches: 2, clientConnections: [], ephemerals: 0, trackedSessions: null }] }), fails: ['leftovers'] },
-  { name: 'leftovers: a session the leader still tracks', history: history([], { members: [{ member: 1, watches: 0, clientConnections: [], ephemerals: 0, trackedSessions: ['0x2'] }] }), fails: ['leftovers'] },
-  { name: 'leftovers: a client session still connected', history: history([], { members: [{ member: 2, watches: 0, clientConnections: ['0x1'], ephemerals: 0, trackedSessions: null }] }), fails: ['leftovers'] },
-  { name: 'leftovers: a member that did not answer', history: history([], { members: [{ member: 3, watches: null, clientConnections: [], ephemerals: null, trackedSessions: null }] }), fails: ['leftovers'] },
+  { name: 'leftovers: a watch', history: history([], { members: [{ member: 1, watches: 2, clientConnections: [], ephemerals: 0, trackedSessions: null, globalSessions: null }] }), fails: ['leftovers'] },
+  { name: 'leftovers: a session the leader still tracks', history: history([], { members: [{ member: 1, watches: 0, clientConnections: [], ephemerals: 0, trackedSessions: ['0x2'], globalSessions: 1 }] }), fails: ['leftovers'] },
+  { name: 'leftovers: a client session still connected', history: history([], { members: [{ member: 2, watches: 0, clientConnections: ['0x1'], ephemerals: 0, trackedSessions: null, globalSessions: null }] }), fails: ['leftovers'] },
+  { name: 'leftovers: a member that did not answer', history: history([], { members: [{ member: 3, watches: null, clientConnections: [], ephemerals: null, trackedSessions: null, globalSessions: null }] }), fails: ['leftovers'] },
   { name: 'leftovers: no final state', history: history([], null), fails: ['leftovers'] },
   { name: 'harness: a client crashed', history: history([{ type: 'note', t: 5, client: 'a', level: 'error', message: 'client crashed: boom' }]), fails: ['harness'] },
 ];

@@ -72,7 +72,7 @@ export async function settleSessions(cluster: TestingCluster, clientSessions: Re
     async () => {
       out = await Promise.all(
         cluster.members.map(async (m): Promise<MemberLeftovers> => {
-          if (!m.running) return { member: m.id, watches: null, clientConnections: [], ephemerals: null, trackedSessions: null };
+          if (!m.running) return { member: m.id, watches: null, clientConnections: [], ephemerals: null, trackedSessions: null, globalSessions: null };
           const conns = await m.connections({ timeoutMs: 2000 }).catch(() => []);
           const stats = await m.mntr({ timeoutMs: 2000 }).catch(() => undefined);
           const leader = stats?.zk_server_state === 'leader';
@@ -83,6 +83,7 @@ export async function settleSessions(cluster: TestingCluster, clientSessions: Re
             clientConnections: conns.flatMap((c) => (c.sessionId !== undefined && clientSessions.has(normalize(c.sessionId)) ? [normalize(c.sessionId)] : [])),
             ephemerals: stats === undefined ? null : Number(stats.zk_ephemerals_count),
             trackedSessions: tracked,
+            globalSessions: leader ? Number(stats.zk_global_sessions) - harness.size : null,
           };
         }),
       );

@@ -321,6 +321,11 @@ export interface MemberLeftovers {
    * (`dump`), connected or not, besides the harness's own; null on followers (or no answer).
    */
   trackedSessions: string[] | null;
+  /**
+   * On the leader: `mntr` zk_global_sessions (sessions in its data tree) less the harness's
+   * sessions; above the tracked count when the data tree keeps sessions its tracker dropped.
+   */
+  globalSessions: number | null;
 }
 
 /** What was left at the end of a run. */

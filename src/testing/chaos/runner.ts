@@ -202,6 +202,11 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       const clientSessions = new Set(fleet.flatMap((c) => [...c.sessionIds]));
       // Sessions lost by a client (partitioned) expire on the server up to T after: wait for them.
       final.members = await settleSessions(ensemble, clientSessions, watches, harnessSessions, 2 * T + 10_000);
+      for (const m of final.members) {
+        if (m.globalSessions !== null && m.trackedSessions !== null && m.globalSessions > m.trackedSessions.length) {
+          recorder.record({ type: 'note', level: 'info', message: `the leader (member ${m.member}) counts ${m.globalSessions} sessions in its data tree besides the harness's, and tracks ${m.trackedSessions.length}: the server keeps sessions it no longer expires` });
+        }
+      }
       final.ephemerals = await ephemeralsUnder(session, base);
       history.final = final;
       await session.deleteRecursive(base).catch(() => undefined);
