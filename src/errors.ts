@@ -218,6 +218,13 @@ export class NotEmptyError extends ZooKeeperError {}
 /** The session lacks permission under the node's ACL (ZooKeeper `NOAUTH`, -102). @group Errors */
 export class NoAuthError extends ZooKeeperError {}
 
+/**
+ * The server does not implement the operation (ZooKeeper `UNIMPLEMENTED`, -6): e.g. a
+ * persistent watch asked of a server older than 3.6.
+ * @group Errors
+ */
+export class UnimplementedError extends ZooKeeperError {}
+
 /** Options of a {@link ConnectionLossError}. @group Errors */
 export interface ConnectionLossErrorOptions extends ZooKeeperErrorOptions {
   /** False when the request never left this process (see {@link ConnectionLossError.sent}). Default true. */

@@ -23,6 +23,7 @@ export * from './errors.js';
 // Sessions: the one object that talks to ZooKeeper.
 export { ZkSession } from './client/session.js';
 export type {
+  AddWatchOptions,
   CallOptions,
   CreateCallOptions,
   SessionCounters,
@@ -33,6 +34,7 @@ export type {
   WaitOptions,
   WatchOptions,
 } from './client/session.js';
+export { PersistentWatch, type PersistentWatchEvents, type PersistentWatchItem, type PersistentWatchIteratorOptions } from './client/persistent-watch.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { Acls, Perms } from './client/types.js';
 export type {

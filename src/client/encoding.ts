@@ -52,7 +52,7 @@ function acls(list: readonly Acl[] | undefined): number {
 export type SizedRequest =
   | { type: 'create'; path: string; data?: Uint8Array | undefined; acl?: readonly Acl[] | undefined }
   | { type: 'setData'; path: string; data?: Uint8Array | undefined }
-  | { type: 'delete' | 'check' | 'removeWatches'; path: string }
+  | { type: 'delete' | 'check' | 'removeWatches' | 'addWatch'; path: string }
   | { type: 'exists' | 'getData' | 'getChildren'; path: string }
   | { type: 'sync'; path: string };
 
@@ -67,7 +67,8 @@ function bodySize(req: SizedRequest, chroot: string): number {
     case 'delete':
     case 'check':
     case 'removeWatches':
-      return path + INT; // version, or the watcher type
+    case 'addWatch':
+      return path + INT; // version, the watcher type, or the watch mode
     case 'exists':
     case 'getData':
     case 'getChildren':
@@ -87,46 +88,59 @@ export function multiSize(ops: readonly SizedRequest[], chroot: string): number 
   return HEADER + ops.reduce((n, op) => n + MULTI_HEADER + bodySize(op, chroot), 0) + MULTI_HEADER;
 }
 
-/** The watch paths of one SetWatches packet (client paths, without the chroot). */
+/**
+ * The watch paths of one SetWatches packet (client paths, without the chroot). With persistent
+ * lists (even empty) it is a SetWatches2 packet (ZooKeeper 3.6+).
+ */
 export interface WatchSet {
   data: string[];
   exist: string[];
   child: string[];
+  persistent?: string[];
+  recursive?: string[];
 }
 
-/** Size of a SetWatches request (relative zxid, then the three path vectors). */
+const KINDS = ['data', 'exist', 'child', 'persistent', 'recursive'] as const;
+
+/** Size of a SetWatches request (relative zxid, then the three or five path vectors). */
 export function setWatchesSize(set: WatchSet, chroot: string): number {
-  const vector = (paths: readonly string[]): number => paths.reduce((n, p) => n + pathBytes(p, chroot), INT);
-  return HEADER + LONG + vector(set.data) + vector(set.exist) + vector(set.child);
+  const vector = (paths: readonly string[] | undefined): number => (paths ?? []).reduce((n, p) => n + pathBytes(p, chroot), INT);
+  const lists = set.persistent === undefined ? [set.data, set.exist, set.child] : [set.data, set.exist, set.child, set.persistent, set.recursive];
+  return HEADER + LONG + lists.reduce((n, l) => n + vector(l), 0);
 }
 
 /**
  * Size of the SetWatches packet that re-registers one watch on `path` alone: the largest request
  * a watch on that path can ever cost, so a watch-setting read is refused unless this fits.
  */
-export function watchSize(path: string, chroot: string): number {
-  return setWatchesSize({ data: [path], exist: [], child: [] }, chroot);
+export function watchSize(path: string, chroot: string, persistent = false): number {
+  return setWatchesSize(persistent ? { data: [], exist: [], child: [], persistent: [path], recursive: [] } : { data: [path], exist: [], child: [] }, chroot);
 }
 
 /**
  * Splits a watch set into SetWatches packets of at most `limit` bytes each (a single watch
  * bigger than that goes alone: every watch was checked against the packet limit when it was
- * set), data watches first, then existence, then child watches, as the Java client does.
+ * set), data watches first, then existence, then child watches, as the Java client does, then
+ * persistent and recursive ones. Where the set has persistent watches every packet is a
+ * SetWatches2; they come after every one-shot watch, in that packet or a later one, because a
+ * server before 3.9 keeps one watch mode per path and session: the last one set wins.
  */
 export function batchWatches(set: WatchSet, chroot: string, limit: number): WatchSet[] {
+  const two = (set.persistent?.length ?? 0) + (set.recursive?.length ?? 0) > 0;
+  const fresh = (): WatchSet => (two ? { data: [], exist: [], child: [], persistent: [], recursive: [] } : { data: [], exist: [], child: [] });
   const batches: WatchSet[] = [];
-  const empty = HEADER + LONG + 3 * INT;
-  let batch: WatchSet = { data: [], exist: [], child: [] };
+  const empty = HEADER + LONG + (two ? 5 : 3) * INT;
+  let batch = fresh();
   let size = empty;
-  for (const kind of ['data', 'exist', 'child'] as const) {
-    for (const path of set[kind]) {
+  for (const kind of KINDS) {
+    for (const path of set[kind] ?? []) {
       const cost = pathBytes(path, chroot);
       if (size + cost > limit && size > empty) {
         batches.push(batch);
-        batch = { data: [], exist: [], child: [] };
+        batch = fresh();
         size = empty;
       }
-      batch[kind].push(path);
+      (batch[kind] ??= []).push(path);
       size += cost;
     }
   }

@@ -9,7 +9,8 @@
 import type { Socket } from 'node:net';
 import { LossClock } from './loss-clock.js';
 import { backoffDelay, type Backoff } from './retry.js';
-import { CM_STATE, createRawClient, forgetWatcher, sendSync, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
+import { CM_STATE, createRawClient, emitChildrenChanged, forgetWatcher, hasOneShotWatcher, sendSync, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
+import { WatchRegistry } from './watch-registry.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
@@ -103,6 +104,9 @@ export interface GenerationHooks {
 }
 
 /** Error codes node-zookeeper-client makes up locally: such a reply proves nothing about the server. */
+/** A server before 3.9 answers a removal by a watcher type it does not know so. */
+const MARSHALLING_ERROR = -5;
+
 const LOCAL_CODES = new Set([-4 /* CONNECTION_LOSS */, -112 /* SESSION_EXPIRED */, -115 /* AUTH_FAILED */]);
 
 /** Whether a reply (`err` null, or a server error code) came from the server. */
@@ -143,6 +147,12 @@ export class Generation {
   /** Requests waiting for a connection, in call order (they are sent only when connected). */
   private readonly waiting: { send(): void; timer: NodeJS.Timeout }[] = [];
   private readonly watches = new Map<string, WatchEntry>();
+  /** Persistent watches (addWatch) of this session. */
+  readonly persistent: WatchRegistry;
+  /** The servers have no typed removal of persistent watches (before 3.9): remove them with `any`. */
+  private untypedRemoval = false;
+  /** Serial number of the current connection (one-shot reads ride an addWatch sent on it). */
+  private connectionSerial = 0;
   private socket: Socket | undefined;
   private socketSince = performance.now();
   private handshakeSentAt = 0;
@@ -161,6 +171,12 @@ export class Generation {
       sessionPassword: options.sessionPassword,
     });
     for (const a of options.auth) this.raw.addAuthInfo(a.scheme, Buffer.from(a.credentials));
+    this.persistent = new WatchRegistry({
+      removeOnServer: (path, recursive) => this.removePersistent(path, recursive),
+      hasOneShot: (path) => hasOneShotWatcher(this.raw, path),
+      childrenChanged: (path) => emitChildrenChanged(this.raw, path),
+      connection: () => this.connectionSerial,
+    });
     this.stopReconnect = interceptHandshake(this.raw, {
       allowed: () => !this.dead,
       sending: () => {
@@ -169,14 +185,21 @@ export class Generation {
       reconnectDelay: () => this.reconnectDelay(),
       rewatched: () => this.worked(this.handshakeSentAt),
       maxPacketBytes: options.maxPacketBytes,
+      persistentWatches: () => this.persistent.lists(),
+      notified: (type, path, zxid) => {
+        if (!this.dead) this.persistent.notified(type, path, zxid);
+      },
     });
     // Callbacks run inside the client's socket handler: they only update state and settle
     // promises, never throw.
     this.raw.on('connected', () => {
       if (!this.live()) return;
       this.attempt = { handshakeSentAt: this.handshakeSentAt, works: false };
+      this.connectionSerial += 1;
       // Before the state event: its listeners' new calls must go out behind the older ones.
       this.flushUnsent();
+      // The handshake re-registered them; their handles hear of the gap (calls they make go out behind).
+      this.persistent.reset();
       this.hooks.connected(this);
     });
     this.raw.on('disconnected', () => {
@@ -428,17 +451,35 @@ export class Generation {
     entry.fired = true;
     if (entry.kind === 'child') forgetWatcher(this.raw, 'child', entry.path, entry.fn);
     else for (const t of ['data', 'exists'] as const) forgetWatcher(this.raw, t, entry.path, entry.fn);
-    if (serverSide && !this.dead) {
+    // A persistent registration on the path serves it: removing a one-shot watch there would remove half of that one.
+    if (serverSide && !this.dead && this.persistent.mayRemoveOneShot(entry.path)) {
       // Best effort: NO_WATCHER (already fired) or a lost connection are both fine here; after a
       // reconnect the watch is no longer in SetWatches, so the server forgets it then.
       this.hooks.watchRemoved();
       removeWatches(this.raw, entry.path, entry.kind, () => undefined);
     }
+    this.persistent.oneShotGone(entry.path);
+  }
+
+  /**
+   * Removes a persistent watch on the server: by its own type where the server has it (3.9+),
+   * else (a server before 3.9 answers MARSHALLING_ERROR, and this generation remembers) by
+   * `any`, which the registry only sends once no one-shot watch of the path is left.
+   */
+  private removePersistent(path: string, recursive: boolean): void {
+    if (this.dead) return;
+    this.hooks.watchRemoved();
+    if (this.untypedRemoval) return removeWatches(this.raw, path, 'any', () => undefined);
+    removeWatches(this.raw, path, recursive ? 'recursive' : 'persistent', (err) => {
+      if (err?.code !== MARSHALLING_ERROR || this.dead) return;
+      this.untypedRemoval = true;
+      this.removePersistent(path, recursive);
+    });
   }
 
   /** Number of watches with listeners (for leak checks in tests). */
   get watchCount(): number {
-    return this.watches.size;
+    return this.watches.size + this.persistent.size;
   }
 
   /**
@@ -456,6 +497,7 @@ export class Generation {
     this.pending.clear();
     for (const entry of this.watches.values()) for (const l of entry.listeners) l.reject(reason);
     this.watches.clear();
+    this.persistent.endAll(reason);
     this.raw.removeAllListeners();
     // Nothing of an ended generation may reach the server: a closeSession is sent by
     // closeSession() beforehand when the session is closed on purpose, never after a loss.

@@ -121,6 +121,8 @@ export interface SessionCounters {
   removeWatches: number;
   /** `sync` requests sent (each retry counts). */
   sync: number;
+  /** `addWatch` requests sent (persistent watches; each retry counts). */
+  addWatch: number;
   /** Watch notifications delivered to this session. */
   watchEvents: number;
   /** Heartbeats sent (a `sync`, which only the ensemble's leader answers, once nothing only it answers was answered for a sixth of the timeout). */
@@ -172,6 +174,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     multi: 0,
     removeWatches: 0,
     sync: 0,
+    addWatch: 0,
     watchEvents: 0,
     heartbeat: 0,
   };

@@ -13,7 +13,7 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import type { Acl, Op, Stat } from './types.js';
 import { CREATE_MODE_FLAGS } from './types.js';
 import { batchWatches, SET_WATCHES_BATCH_BYTES } from './encoding.js';
-import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame } from './wire.js';
+import { addWatchFrame, childrenAndStat, clientPath, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame } from './wire.js';
 
 /** Raw jute Stat: longs are 8-byte big-endian buffers. */
 export interface RawStat {
@@ -273,6 +273,10 @@ export interface HandshakeHooks {
   rewatched(): void;
   /** Largest request the server accepts: watches are re-registered in packets under it. */
   maxPacketBytes: number;
+  /** The persistent and recursive watch paths to re-register with this attempt's handshake. */
+  persistentWatches(): { persistent: string[]; recursive: string[] };
+  /** A watch notification (client path; the zxid that fired it, -1 before 3.9), after the client handed it to its one-shot watchers. */
+  notified(type: number, path: string, zxid: bigint): void;
 }
 
 const AUTH_OP = 100;
@@ -319,7 +323,7 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): ()
   // third of the timeout of socket idleness would be a second request for the same purpose.
   cm.onSocketTimeout = function (): void {};
   // The client binds these when it opens each socket, so the instance properties are what run.
-  cm.onSocketData = frameReplies(cm.onSocketData);
+  cm.onSocketData = frameReplies(cm.onSocketData, (type, path, zxid) => hooks.notified(type, clientPath(cm.chrootPath ?? '', path), zxid));
   cm.onSocketConnected = function (this: RawConnectionManager): void {
     if (!hooks.allowed()) {
       this.socket?.destroy();
@@ -352,7 +356,8 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): ()
  */
 function rewatch(cm: RawConnectionManager, hooks: HandshakeHooks): { request: RawRequest; callback: (err: RawError | null) => void }[] {
   const wm = cm.watcherManager;
-  const set = { data: wm.getDataWatcherPaths(), exist: wm.getExistenceWatcherPaths(), child: wm.getChildWatcherPaths() };
+  const kept = hooks.persistentWatches();
+  const set = { data: wm.getDataWatcherPaths(), exist: wm.getExistenceWatcherPaths(), child: wm.getChildWatcherPaths(), ...kept };
   const chroot = cm.chrootPath ?? '';
   const zxid = Buffer.from(cm.zxid);
   return batchWatches(set, chroot, Math.min(SET_WATCHES_BATCH_BYTES, hooks.maxPacketBytes)).map((batch) => ({
@@ -394,14 +399,19 @@ function answerFrame(cm: RawConnectionManager, frame: Buffer): boolean {
   return true;
 }
 
+/** The xid of a watch notification. */
+const NOTIFICATION_XID = -1;
+
 /**
  * Splits the stream into whole frames: replies to our frames go to {@link answerFrame}, the
  * rest to the client's handler, one frame at a time (given a chunk of several, it handles the
  * first and copies the rest to recurse, once per reply). What is left of a frame waits in
  * `pendingBuffer`, as before, so a new connection's handshake still discards it. Once the
  * connection is dropped (a reply nobody can match), the rest of the chunk is dropped with it.
+ * A watch notification (type, state, server path) also goes to `notified`, after the client's
+ * handler gave it to its one-shot watchers.
  */
-export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer) => void): (this: RawConnectionManager, chunk: Buffer) => void {
+export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer) => void, notified?: (type: number, path: string, zxid: bigint) => void): (this: RawConnectionManager, chunk: Buffer) => void {
   return function (this: RawConnectionManager, chunk: Buffer): void {
     const socket = this.socket;
     const buffer = this.pendingBuffer ? Buffer.concat([this.pendingBuffer, chunk]) : chunk;
@@ -415,12 +425,30 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
       }
       if (buffer.length - offset - 4 < size) break;
       const frame = buffer.subarray(offset, offset + 4 + size);
-      if (!answerFrame(this, frame)) handle.call(this, frame);
+      if (!answerFrame(this, frame)) {
+        handle.call(this, frame);
+        if (notified && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY + 8 && frame.readInt32BE(REPLY.XID) === NOTIFICATION_XID) notifyFrom(frame, notified);
+      }
       offset += 4 + size;
       if (this.socket !== socket || socket?.destroyed) return;
     }
     if (offset < buffer.length) this.pendingBuffer = buffer.subarray(offset);
   };
+}
+
+/** Decodes a notification's body (type, state, path) for `notified`; a malformed one is dropped. */
+function notifyFrom(frame: Buffer, notified: (type: number, path: string, zxid: bigint) => void): void {
+  let type: number;
+  let path: string;
+  try {
+    const r = new Reader(frame, REPLY.BODY);
+    type = r.int();
+    r.int();
+    path = r.str();
+  } catch {
+    return;
+  }
+  notified(type, path, frame.readBigInt64BE(REPLY.ZXID));
 }
 
 /**
@@ -496,8 +524,13 @@ export function rawMulti(client: RawClient, ops: readonly (Op & { data?: Buffer 
 /** Wire op code of each multi result type. */
 export const MULTI_RESULT_TYPES = { CREATE: 1, DELETE: 2, SET_DATA: 5, CHECK: 13, ERROR: -1 } as const;
 
-/** Which server-side watches `removeWatches` clears. */
-export type RawWatchKind = 'child' | 'data';
+/**
+ * Which server-side watches `removeWatches` clears: `any` every watch of the session on the
+ * path, persistent ones included; `persistent` and `recursive` only that one (3.9+).
+ */
+export type RawWatchKind = 'child' | 'data' | 'any' | 'persistent' | 'recursive';
+
+const REMOVE_TYPES: Record<RawWatchKind, 1 | 2 | 3 | 4 | 5> = { child: 1, data: 2, any: 3, persistent: 4, recursive: 5 };
 
 /** A request encoded by hand (wire.ts), whose reply wire.ts decodes too. */
 class FrameRequest implements RawRequest {
@@ -534,7 +567,12 @@ function clientChroot(client: RawClient): string {
  * NO_WATCHER (-121) means the watch already fired or was never set.
  */
 export function removeWatches(client: RawClient, path: string, kind: RawWatchKind, cb: (err: RawError | null) => void): void {
-  sendFrame(client, OPCODE.REMOVE_WATCHES, removeWatchesFrame(clientChroot(client), path, kind === 'child' ? 1 : 2), nothing, cb);
+  sendFrame(client, OPCODE.REMOVE_WATCHES, removeWatchesFrame(clientChroot(client), path, REMOVE_TYPES[kind]), nothing, cb);
+}
+
+/** addWatch (opcode 106, ZooKeeper 3.6+): a persistent watch, recursive or not. */
+export function addWatch(client: RawClient, path: string, recursive: boolean, cb: (err: RawError | null) => void): void {
+  sendFrame(client, OPCODE.ADD_WATCH, addWatchFrame(clientChroot(client), path, recursive), nothing, cb);
 }
 
 /** create (opcode 1): resolves to the created path. */
@@ -569,8 +607,8 @@ export function sendSync(client: RawClient, path: string, cb: (err: RawError | n
  * exists (opcode 3). A NoNode is an answer (null), not an error. A `watcher` is filed as the
  * client files its own: under data watches if the node exists, existence watches if not.
  */
-export function exists(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<Stat | null>): void {
-  sendFrame(client, OPCODE.EXISTS, readFrame(OPCODE.EXISTS, clientChroot(client), path, watcher !== undefined), statOnly, (err, stat) => {
+export function exists(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<Stat | null>, serverWatch = watcher !== undefined): void {
+  sendFrame(client, OPCODE.EXISTS, readFrame(OPCODE.EXISTS, clientChroot(client), path, serverWatch), statOnly, (err, stat) => {
     if (err && err.code !== NO_NODE) return cb(err);
     if (watcher) registerWatcher(client, err ? 'exists' : 'data', path, watcher);
     cb(null, stat ?? null);
@@ -578,16 +616,16 @@ export function exists(client: RawClient, path: string, watcher: Watcher | undef
 }
 
 /** getData (opcode 4); a `watcher` is filed under data watches once the reply came. */
-export function getData(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<{ data: Buffer; stat: Stat }>): void {
-  sendFrame(client, OPCODE.GET_DATA, readFrame(OPCODE.GET_DATA, clientChroot(client), path, watcher !== undefined), dataAndStat, (err, result) => {
+export function getData(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<{ data: Buffer; stat: Stat }>, serverWatch = watcher !== undefined): void {
+  sendFrame(client, OPCODE.GET_DATA, readFrame(OPCODE.GET_DATA, clientChroot(client), path, serverWatch), dataAndStat, (err, result) => {
     if (!err && watcher) registerWatcher(client, 'data', path, watcher);
     cb(err, result);
   });
 }
 
 /** getChildren2 (opcode 12); a `watcher` is filed under child watches once the reply came. */
-export function getChildren(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<{ children: string[]; stat: Stat }>): void {
-  sendFrame(client, OPCODE.GET_CHILDREN2, readFrame(OPCODE.GET_CHILDREN2, clientChroot(client), path, watcher !== undefined), childrenAndStat, (err, result) => {
+export function getChildren(client: RawClient, path: string, watcher: Watcher | undefined, cb: FrameCallback<{ children: string[]; stat: Stat }>, serverWatch = watcher !== undefined): void {
+  sendFrame(client, OPCODE.GET_CHILDREN2, readFrame(OPCODE.GET_CHILDREN2, clientChroot(client), path, serverWatch), childrenAndStat, (err, result) => {
     if (!err && watcher) registerWatcher(client, 'child', path, watcher);
     cb(err, result);
   });
@@ -614,4 +652,20 @@ export function forgetWatcher(client: RawClient, table: WatcherTableName, path: 
   const wm = client.connectionManager.watcherManager;
   const t = table === 'child' ? wm.childWatchers : table === 'data' ? wm.dataWatchers : wm.existenceWatchers;
   t[path]?.removeListener('notification', watcher);
+}
+
+/** Whether the client's tables hold a one-shot watcher on `path` (re-sent in SetWatches). */
+export function hasOneShotWatcher(client: RawClient, path: string): boolean {
+  const wm = client.connectionManager.watcherManager;
+  return [wm.dataWatchers, wm.childWatchers, wm.existenceWatchers].some((t) => t[path] !== undefined);
+}
+
+/**
+ * Gives the client's one-shot child watchers of `path` a NODE_CHILDREN_CHANGED the server did
+ * not send: under a recursive watch of the same path it sends none, only the children's
+ * created and deleted events.
+ */
+export function emitChildrenChanged(client: RawClient, path: string): void {
+  const wm = client.connectionManager.watcherManager as RawWatcherManager & { emit(e: { type: number; state: number; path: string }): void };
+  wm.emit({ type: 4, state: 3, path });
 }

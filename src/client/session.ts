@@ -11,6 +11,7 @@ import {
   NoNodeError,
   NodeExistsError,
   SessionExpiredError,
+  UnimplementedError,
   ZooKeeperError,
 } from '../errors.js';
 import { deferred, delay } from '../util/abort.js';
@@ -19,18 +20,20 @@ import { multiSize, requestSize, watchSize, type SizedRequest } from './encoding
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
-import { create, create2, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
+import { addWatch, create, create2, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { encodeAcls } from './wire.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
-import { checkInt, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+import { checkBoolean, checkInt, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
 
 export type { SessionCounters, SessionCredentials, SessionEvents, SessionInfo, SessionOptions, WaitOptions } from './lifecycle.js';
 
 /** Attaches a watch listener; called synchronously in a successful read's reply callback. */
 type Arm = (gen: Generation, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void) => void;
+
+import { PersistentWatch } from './persistent-watch.js';
 
 /** Options of one request. @group Sessions */
 export interface CallOptions {
@@ -41,6 +44,12 @@ export interface CallOptions {
    * what happened on the server.
    */
   signal?: AbortSignal;
+}
+
+/** Options of {@link ZkSession.addWatch}. @group Sessions */
+export interface AddWatchOptions extends CallOptions {
+  /** Also watch every node under the path (PERSISTENT_RECURSIVE). Default false. */
+  recursive?: boolean;
 }
 
 /** Options of {@link ZkSession.create} and {@link ZkSession.createWithStat}. @group Sessions */
@@ -179,6 +188,9 @@ export class ZkSession extends SessionLifecycle {
   get counters(): Readonly<SessionCounters> {
     return { ...this.stats };
   }
+
+  /** Set once a server said it has no persistent watches: later addWatch calls fail at once. */
+  private noPersistentWatches: UnimplementedError | undefined;
 
   /** Largest node data accepted, bytes. */
   get dataLimit(): number {
@@ -478,18 +490,90 @@ export class ZkSession extends SessionLifecycle {
         path,
         (g, done) => {
           const fn = g.watcherFor('data', path);
-          exists(g.raw, path, fn, (err, stat) => {
-            if (err) g.unsent('data', path, fn);
-            // Where the server set it: a data watch on an existing node (it fires on deletion
-            // too), an existence watch on a missing one. Filed in that one table only: an
-            // existence watch re-sent for an existing node is answered with NODE_CREATED.
-            else w(g, stat ? ['data'] : ['exists'], fn);
-            done(err, stat);
-          });
+          const ride = riding(g, path);
+          exists(
+            g.raw,
+            path,
+            fn,
+            (err, stat) => {
+              if (err) g.unsent('data', path, fn);
+              // Where the server set it: a data watch on an existing node (it fires on deletion
+              // too), an existence watch on a missing one. Filed in that one table only: an
+              // existence watch re-sent for an existing node is answered with NODE_CREATED.
+              else w(g, stat ? ['data'] : ['exists'], fn);
+              if (ride) g.persistent.riderDone(path);
+              done(err, stat);
+            },
+            !ride,
+          );
         },
         spec,
       ),
     );
+  }
+
+  /**
+   * Sets a persistent watch on `path` (ZooKeeper 3.6+): it stays set after it fires and across
+   * reconnects, until its {@link PersistentWatch.close} or the end of the session (the handle
+   * then ends with the session's error). `recursive` also covers every node under `path`.
+   * The node need not exist. Handles of one session on one path share one server watch.
+   *
+   * After a reconnect the handle yields `RESET`: what changed while disconnected is not replayed
+   * by the server, so re-read what you keep (caches do).
+   *
+   * @throws UnimplementedError when the server is older than 3.6 (it is remembered: later calls
+   *   of this session fail at once).
+   */
+  addWatch(path: string, options: AddWatchOptions = {}): Promise<PersistentWatch> {
+    return this.guard(async () => {
+      validatePath(path);
+      const o = checkOptions(options);
+      const recursive = checkBoolean(o.recursive, 'recursive', false);
+      const signal = checkSignal(o.signal);
+      signal?.throwIfAborted();
+      this.checkSize({ type: 'addWatch', path }, 'addWatch');
+      this.checkPacket(watchSize(path, this.chroot, true), 'addWatch', path, 're-registering the watch after a reconnect takes');
+      if (this.noPersistentWatches) throw this.noPersistentWatches;
+      const gen = this.gen;
+      if (gen.dead) throw new SessionExpiredError('SESSION_EXPIRED', `addWatch on ${path}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op: 'addWatch' });
+      const registry = gen.persistent;
+      let attached = false;
+      try {
+        if (registry.need(path, recursive)) {
+          await this.retrying(
+            (ledger) =>
+              this.call<void>(
+                'addWatch',
+                path,
+                (g, done) => {
+                  if (g !== gen) return done(new SessionExpiredError('SESSION_EXPIRED', `addWatch on ${path}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op: 'addWatch' }));
+                  registry.sent(path);
+                  addWatch(g.raw, path, registry.modeOf(path), (err) => {
+                    registry.answered(path, err === null);
+                    done(err);
+                  });
+                },
+                { signal, ledger },
+              ),
+            signal,
+            'read',
+          );
+        }
+        if (gen.dead || !registry.armed(path)) throw new SessionExpiredError('SESSION_EXPIRED', `addWatch on ${path}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op: 'addWatch' });
+        const watch = new PersistentWatch(path, recursive, () => {
+          registry.detach(watch);
+          return Promise.resolve();
+        });
+        registry.attach(path, watch);
+        attached = true;
+        return watch;
+      } catch (err) {
+        if (err instanceof UnimplementedError) this.noPersistentWatches = err;
+        throw err;
+      } finally {
+        if (!attached) registry.attach(path, undefined);
+      }
+    });
   }
 
   /**
@@ -540,26 +624,42 @@ export class ZkSession extends SessionLifecycle {
   private rawGetData(path: string, spec: CallSpec, arm?: Arm): Promise<DataResult> {
     return this.call<DataResult>('getData', path, (g, done) => {
       const fn = arm ? g.watcherFor('data', path) : undefined;
-      getData(g.raw, path, fn, (err, result) => {
-        if (fn) {
-          if (err) g.unsent('data', path, fn);
-          else arm?.(g, ['data'], fn);
-        }
-        done(err, result);
-      });
+      const ride = fn !== undefined && riding(g, path);
+      getData(
+        g.raw,
+        path,
+        fn,
+        (err, result) => {
+          if (fn) {
+            if (err) g.unsent('data', path, fn);
+            else arm?.(g, ['data'], fn);
+          }
+          if (ride) g.persistent.riderDone(path);
+          done(err, result);
+        },
+        fn !== undefined && !ride,
+      );
     }, spec);
   }
 
   private rawGetChildren(path: string, spec: CallSpec, arm?: Arm): Promise<ChildrenResult> {
     return this.call<ChildrenResult>('getChildren', path, (g, done) => {
       const fn = arm ? g.watcherFor('child', path) : undefined;
-      getChildren(g.raw, path, fn, (err, result) => {
-        if (fn) {
-          if (err) g.unsent('child', path, fn);
-          else arm?.(g, ['child'], fn);
-        }
-        done(err, result);
-      });
+      const ride = fn !== undefined && riding(g, path);
+      getChildren(
+        g.raw,
+        path,
+        fn,
+        (err, result) => {
+          if (fn) {
+            if (err) g.unsent('child', path, fn);
+            else arm?.(g, ['child'], fn);
+          }
+          if (ride) g.persistent.riderDone(path);
+          done(err, result);
+        },
+        fn !== undefined && !ride,
+      );
     }, spec);
   }
 
@@ -728,6 +828,16 @@ function checkMode(mode: unknown, what: string): keyof typeof CREATE_MODE_FLAGS 
 /** The validated signal of a call's options. */
 function callSignal(options: CallOptions | undefined): AbortSignal | undefined {
   return checkSignal(checkOptions(options).signal);
+}
+
+/**
+ * Whether a one-shot watch-setting read of `path` sent now goes without the server's watch flag,
+ * fed by the session's persistent registration there (see `watch-registry.ts`); counted if so.
+ */
+function riding(g: Generation, path: string): boolean {
+  if (!g.persistent.rides(path)) return false;
+  g.persistent.riderSent(path);
+  return true;
 }
 
 /** The chroot of a connect string ('' when none). */

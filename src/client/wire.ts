@@ -10,7 +10,7 @@ import { serverPath, type WatchSet } from './encoding.js';
 import type { Acl, Stat } from './types.js';
 
 /** Wire op codes of the requests encoded here. */
-export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CREATE2: 15, REMOVE_WATCHES: 18, SET_WATCHES: 101 } as const;
+export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CREATE2: 15, REMOVE_WATCHES: 18, SET_WATCHES: 101, SET_WATCHES2: 105, ADD_WATCH: 106 } as const;
 
 const LENGTH = 4; // the frame's length prefix
 const HEADER = 8; // xid, op code
@@ -116,20 +116,33 @@ export function syncFrame(chroot: string, path: string): Frame {
   return withPath(OPCODE.SYNC, chroot, path, 0);
 }
 
-/** removeWatches (18): path, watcher type (1 children, 2 data). */
-export function removeWatchesFrame(chroot: string, path: string, type: 1 | 2): Frame {
+/**
+ * Watcher types of removeWatches (18): 1 children, 2 data, 3 any (every watch of the session on
+ * the path, persistent ones included); 4 persistent and 5 persistent recursive from 3.9 on.
+ */
+export type RemoveWatchesType = 1 | 2 | 3 | 4 | 5;
+
+/** removeWatches (18): path, watcher type. */
+export function removeWatchesFrame(chroot: string, path: string, type: RemoveWatchesType): Frame {
   return withPath(OPCODE.REMOVE_WATCHES, chroot, path, 4).int(type);
+}
+
+/** addWatch (106, ZooKeeper 3.6+): path, mode (0 persistent, 1 persistent recursive). */
+export function addWatchFrame(chroot: string, path: string, recursive: boolean): Frame {
+  return withPath(OPCODE.ADD_WATCH, chroot, path, 4).int(recursive ? 1 : 0);
 }
 
 /**
  * setWatches (101): the last zxid seen (8 bytes, as the client keeps it), then the data,
- * existence and child watch paths, each with the chroot in front. One batch of the watches to
- * re-register after a reconnect (see `batchWatches` in encoding.ts).
+ * existence and child watch paths, each with the chroot in front; setWatches2 (105, 3.6+) adds
+ * the persistent and persistent recursive paths. One batch of the watches to re-register after
+ * a reconnect (see `batchWatches` in encoding.ts): setWatches2 when `set` has persistent lists.
  */
 export function setWatchesFrame(chroot: string, relativeZxid: Uint8Array, set: WatchSet): Frame {
-  const vectors = [set.data, set.exist, set.child].map((paths) => paths.map((p) => serverPath(chroot, p)));
+  const lists = set.persistent === undefined ? [set.data, set.exist, set.child] : [set.data, set.exist, set.child, set.persistent, set.recursive ?? []];
+  const vectors = lists.map((paths) => paths.map((p) => serverPath(chroot, p)));
   const body = relativeZxid.byteLength + vectors.reduce((n, v) => v.reduce((m, p) => m + 4 + Buffer.byteLength(p), n + 4), 0);
-  const frame = new Frame(OPCODE.SET_WATCHES, body).raw(relativeZxid);
+  const frame = new Frame(set.persistent === undefined ? OPCODE.SET_WATCHES : OPCODE.SET_WATCHES2, body).raw(relativeZxid);
   for (const v of vectors) {
     frame.int(v.length);
     for (const p of v) frame.str(p, Buffer.byteLength(p));

@@ -112,6 +112,11 @@ export class RawSession {
     return this.#call(OP_GET_DATA, Buffer.concat([str(path), Buffer.from([1])]));
   }
 
+  /** Any request: op code and encoded body; resolves to the reply's error code. */
+  request(type: number, payload: Buffer): Promise<number> {
+    return this.#call(type, payload);
+  }
+
   /** Closes the session (the server drops its watches) and the socket. */
   async close(): Promise<void> {
     if (this.#socket.destroyed) return;

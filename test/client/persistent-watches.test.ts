@@ -1,0 +1,212 @@
+// Persistent and recursive watches (addWatch): what each delivers, what stays on the server,
+// their life across reconnects and session loss, and their coexistence with one-shot watches
+// on the same path (a 3.8 server keeps one watch mode per path and session).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ClosedError, SessionExpiredError } from '../../src/errors.js';
+import type { PersistentWatch, PersistentWatchItem, ZkSession } from '../../src/client/index.js';
+import { expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
+import { nextState, ServerFixture, uniquePath } from '../helpers.js';
+
+const fx = new ServerFixture();
+
+/** A fresh session (closed with the file's others), and the parent of every test path. */
+async function session(): Promise<ZkSession> {
+  await fx.observer.mkdirp('/test');
+  const [s] = await fx.sessionsN(1);
+  assert.ok(s);
+  return s;
+}
+
+/** Every item a watch delivers, in order, as `TYPE path`. */
+function record(watch: PersistentWatch): string[] {
+  const seen: string[] = [];
+  watch.on('event', (e) => seen.push(`${e.type} ${e.path}`));
+  watch.on('reset', () => seen.push(`RESET ${watch.path}`));
+  return seen;
+}
+
+/** Waits until `seen` holds `expected` (exactly, in order). */
+async function expectSeen(seen: string[], expected: string[], what: string): Promise<void> {
+  await waitFor(() => seen.length >= expected.length, { timeoutMs: 5000, message: `${what}: ${JSON.stringify(seen)}` });
+  assert.deepEqual(seen, expected, what);
+}
+
+/** The paths the server holds watches on for `session` (wchc). */
+async function serverWatches(session: { sessionId: bigint }): Promise<string[]> {
+  return (await fx.server.watchesBySession()).get(`0x${session.sessionId.toString(16)}`) ?? [];
+}
+
+describe('persistent watches', () => {
+  test('a persistent watch sees its node created, changed, its children changed and deleted, and stays set; close removes it on the server', async () => {
+    const s = await session();
+    const p = uniquePath('pw-plain');
+    const watch = await s.addWatch(p);
+    const seen = record(watch);
+    await fx.observer.create(p);
+    await fx.observer.setData(p, 'x');
+    await fx.observer.create(`${p}/c`);
+    await fx.observer.setData(`${p}/c`, 'not seen: a grandchild of nothing, a child of the watched node');
+    await fx.observer.delete(`${p}/c`);
+    await fx.observer.delete(p);
+    await fx.observer.create(p);
+    await expectSeen(seen, [`NODE_CREATED ${p}`, `NODE_DATA_CHANGED ${p}`, `NODE_CHILDREN_CHANGED ${p}`, `NODE_CHILDREN_CHANGED ${p}`, `NODE_DELETED ${p}`, `NODE_CREATED ${p}`], 'every event on the node, and it fired more than once');
+    assert.deepEqual(await serverWatches(s), [p]);
+    assert.equal(s.activeWatchCount, 1);
+    await watch.close();
+    assert.equal(watch.ended, true);
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 5000, message: 'removed on the server' });
+    assert.equal(s.activeWatchCount, 0);
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('a recursive watch sees every node under its path, and never NODE_CHILDREN_CHANGED, even beside a one-shot child watch on a descendant', async () => {
+    const s = await session();
+    const p = uniquePath('pw-recursive');
+    await fx.observer.mkdirp(`${p}/a`);
+    const watch = await s.addWatch(p, { recursive: true });
+    const seen = record(watch);
+    // The server sends the descendant's NODE_CHILDREN_CHANGED for this one-shot watch only.
+    const child = await s.getChildrenWatch(`${p}/a`);
+    await fx.observer.create(`${p}/a/b`);
+    assert.deepEqual(await withTimeout(child.changed, 5000, 'the one-shot child watch'), { type: 'NODE_CHILDREN_CHANGED', path: `${p}/a` });
+    await fx.observer.setData(`${p}/a/b`, 'v');
+    await fx.observer.mkdirp(`${p}/a/b/c/d`);
+    await fx.observer.deleteRecursive(`${p}/a`);
+    await expectSeen(
+      seen,
+      [`NODE_CREATED ${p}/a/b`, `NODE_DATA_CHANGED ${p}/a/b`, `NODE_CREATED ${p}/a/b/c`, `NODE_CREATED ${p}/a/b/c/d`, `NODE_DELETED ${p}/a/b/c/d`, `NODE_DELETED ${p}/a/b/c`, `NODE_DELETED ${p}/a/b`, `NODE_DELETED ${p}/a`],
+      'descendants, no children events',
+    );
+    await watch.close();
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 5000, message: 'removed on the server' });
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('handles on one path share one server watch; a plain handle beside a recursive one still gets NODE_CHILDREN_CHANGED, the recursive one the descendants', async () => {
+    const s = await session();
+    const p = uniquePath('pw-shared');
+    await fx.observer.create(p);
+    const plain = await s.addWatch(p);
+    const again = await s.addWatch(p);
+    const deep = await s.addWatch(p, { recursive: true });
+    const [seenPlain, seenAgain, seenDeep] = [record(plain), record(again), record(deep)];
+    assert.deepEqual(await serverWatches(s), [p], 'one server watch');
+    await fx.observer.create(`${p}/c`);
+    await fx.observer.create(`${p}/c/g`);
+    await fx.observer.setData(p, 'x');
+    await expectSeen(seenDeep, [`NODE_CREATED ${p}/c`, `NODE_CREATED ${p}/c/g`, `NODE_DATA_CHANGED ${p}`], 'the recursive handle');
+    await expectSeen(seenPlain, [`NODE_CHILDREN_CHANGED ${p}`, `NODE_DATA_CHANGED ${p}`], 'the plain handle, under a recursive server watch');
+    assert.deepEqual(seenAgain, seenPlain);
+    await deep.close();
+    await plain.close();
+    await fx.observer.setData(p, 'y');
+    await expectSeen(seenAgain, [`NODE_CHILDREN_CHANGED ${p}`, `NODE_DATA_CHANGED ${p}`, `NODE_DATA_CHANGED ${p}`], 'the last handle still hears');
+    assert.deepEqual(await serverWatches(s), [p]);
+    await again.close();
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 5000, message: 'removed with the last handle' });
+    assert.equal(s.activeWatchCount, 0);
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('one-shot watches on a persistently watched path fire once and leave the persistent watch set (the server keeps one mode per path)', async () => {
+    const s = await session();
+    const p = uniquePath('pw-oneshot');
+    await fx.observer.create(p);
+    const watch = await s.addWatch(p);
+    const seen = record(watch);
+    const data = await s.getDataWatch(p);
+    const exists = await s.existsWatch(p);
+    const kids = await s.getChildrenWatch(p);
+    await fx.observer.setData(p, '1');
+    assert.deepEqual(await withTimeout(data.changed, 5000, 'data watch'), { type: 'NODE_DATA_CHANGED', path: p });
+    assert.deepEqual(await withTimeout(exists.changed, 5000, 'exists watch'), { type: 'NODE_DATA_CHANGED', path: p });
+    await fx.observer.create(`${p}/c`);
+    assert.deepEqual(await withTimeout(kids.changed, 5000, 'child watch'), { type: 'NODE_CHILDREN_CHANGED', path: p });
+    // A one-shot watch aborted before it fired: its removal must not remove the persistent one.
+    const aborted = new AbortController();
+    const gone = await s.getDataWatch(p, { signal: aborted.signal });
+    aborted.abort();
+    await assert.rejects(gone.changed);
+    await fx.observer.setData(p, '2');
+    await fx.observer.setData(p, '3');
+    await expectSeen(seen, [`NODE_DATA_CHANGED ${p}`, `NODE_CHILDREN_CHANGED ${p}`, `NODE_DATA_CHANGED ${p}`, `NODE_DATA_CHANGED ${p}`], 'the persistent watch outlived every one-shot');
+    await watch.close();
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 5000, message: 'removed' });
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('closed while a one-shot watch rides on it: the one-shot still fires, and the server watch goes with it', async () => {
+    const s = await session();
+    const p = uniquePath('pw-rider');
+    await fx.observer.create(p);
+    const watch = await s.addWatch(p);
+    const data = await s.getDataWatch(p);
+    await watch.close();
+    assert.deepEqual(await serverWatches(s), [p], 'kept for the one-shot watch');
+    await fx.observer.setData(p, '1');
+    assert.deepEqual(await withTimeout(data.changed, 5000, 'the one-shot watch'), { type: 'NODE_DATA_CHANGED', path: p });
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 5000, message: 'removed once nothing rides on it' });
+    assert.equal(s.activeWatchCount, 0);
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('after a reconnect the watch is set again and yields RESET; what changed while disconnected is not replayed', async () => {
+    const proxy = await fx.proxy();
+    const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+    await fx.observer.mkdirp('/test');
+    const p = uniquePath('pw-reconnect');
+    await fx.observer.create(p);
+    const watch = await s.addWatch(p, { recursive: true });
+    const seen = record(watch);
+    const suspended = nextState(s, 'SUSPENDED', 5000);
+    proxy.reject(true);
+    proxy.dropAll();
+    await suspended;
+    await fx.observer.setData(p, 'missed');
+    const reconnected = nextState(s, 'RECONNECTED', 8000);
+    proxy.reject(false);
+    await reconnected;
+    // A read sent after RESET goes behind the re-registration: what it sees, the watch covers from there.
+    assert.equal((await s.getData(p)).data.toString(), 'missed');
+    await fx.observer.create(`${p}/after`);
+    await expectSeen(seen, [`RESET ${p}`, `NODE_CREATED ${p}/after`], 'RESET, then the events after it');
+    await watch.close();
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('a lost session ends every handle with SessionExpiredError (listeners and iterators); close ends an iteration', async () => {
+    const proxy = await fx.proxy();
+    const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
+    const p = uniquePath('pw-lost');
+    const watch = await s.addWatch(p);
+    const ended = new Promise<unknown>((resolve) => watch.once('end', resolve));
+    const iterated = (async () => {
+      const items: PersistentWatchItem[] = [];
+      for await (const item of watch) items.push(item);
+      return items;
+    })();
+    await fx.observer.create(p);
+    await expireSession(s, proxy);
+    assert.ok((await withTimeout(ended, 10_000, 'end')) instanceof SessionExpiredError);
+    await assert.rejects(iterated, SessionExpiredError);
+    assert.equal(watch.ended, true);
+    await watch.close();
+    // On the session that follows, close ends an iteration cleanly.
+    await waitFor(() => s.state === 'CONNECTED', { timeoutMs: 10_000, message: 'a new session' });
+    const next = await s.addWatch(p);
+    const seen = record(next);
+    const items = (async () => {
+      const out: string[] = [];
+      for await (const item of next) out.push(item.type);
+      return out;
+    })();
+    await fx.observer.setData(p, 'x');
+    await expectSeen(seen, [`NODE_DATA_CHANGED ${p}`], "the new session's watch");
+    const closed = new Promise<unknown>((resolve) => next.once('end', resolve));
+    await next.close();
+    assert.ok((await closed) instanceof ClosedError);
+    assert.deepEqual(await items, ['NODE_DATA_CHANGED']);
+    await fx.observer.deleteRecursive(p);
+  });
+});
