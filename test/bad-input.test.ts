@@ -253,6 +253,7 @@ const sessionRows: Row[] = [
     { name: `getDataWatch(${show(p)})`, call: (c) => c.s.getDataWatch(p as string), expect: IA },
     { name: `getChildrenWatch(${show(p)})`, call: (c) => c.s.getChildrenWatch(p as string), expect: IA },
     { name: `existsWatch(${show(p)})`, call: (c) => c.s.existsWatch(p as string), expect: IA },
+    { name: `addWatch(${show(p)})`, call: (c) => c.s.addWatch(p as string), expect: IA },
     { name: `sync(${show(p)})`, call: (c) => c.s.sync(p as string), expect: IA },
     { name: `mkdirp(${show(p)})`, call: (c) => c.s.mkdirp(p as string), expect: IA },
     { name: `deleteRecursive(${show(p)})`, call: (c) => c.s.deleteRecursive(p as string), expect: IA },
@@ -268,11 +269,14 @@ const sessionRows: Row[] = [
     { name: `getDataWatch(path, ${show(o)})`, call: (c) => c.s.getDataWatch(c.path, o as never), expect: IA },
     { name: `getChildrenWatch(path, ${show(o)})`, call: (c) => c.s.getChildrenWatch(c.path, o as never), expect: IA },
     { name: `existsWatch(path, ${show(o)})`, call: (c) => c.s.existsWatch(c.path, o as never), expect: IA },
+    { name: `addWatch(path, ${show(o)})`, call: (c) => c.s.addWatch(c.path, o as never), expect: IA },
     { name: `sync(path, ${show(o)})`, call: (c) => c.s.sync(c.path, o as never), expect: IA },
     { name: `multi(ops, ${show(o)})`, call: (c) => c.s.multi([{ type: 'create', path: c.path }], o as never), expect: IA },
     { name: `mkdirp(path, ${show(o)})`, call: (c) => c.s.mkdirp(c.path, o as never), expect: IA },
     { name: `deleteRecursive(path, ${show(o)})`, call: (c) => c.s.deleteRecursive(c.path, o as never), expect: IA },
   ]),
+  ...['yes', 1, null].map((r): Row => ({ name: `addWatch(path, { recursive: ${show(r)} })`, call: (c) => c.s.addWatch(c.path, { recursive: r as never }), expect: IA })),
+  { name: 'addWatch on a closed session', call: (c) => c.closed.addWatch('/x'), expect: ClosedError },
   ...[42, null, true, {}, [1]].map((d): Row => ({ name: `create data ${show(d)}`, call: (c) => c.s.create(c.path, { data: d as never }), expect: IA })),
   { name: 'create data over maxDataBytes', call: (c) => c.s.create(c.path, { data: Buffer.alloc(1_000_001) }), expect: IA },
   { name: 'setData over maxDataBytes', call: (c) => c.s.setData(c.path, Buffer.alloc(1_000_001)), expect: IA },
@@ -290,7 +294,7 @@ const sessionRows: Row[] = [
     (ops): Row => ({ name: `multi(${JSON.stringify(ops)})`, call: (c) => c.s.multi(ops as never), expect: IA }),
   ),
   { name: 'multi over the packet limit', call: (c) => c.s.multi(Array.from({ length: 2000 }, (_, i) => ({ type: 'create' as const, path: `${c.path}/n${i}`, data: Buffer.alloc(600) }))), expect: IA },
-  ...(['create', 'getData', 'exists', 'getChildren', 'sync', 'delete', 'setData', 'multi', 'getDataWatch', 'getChildrenWatch', 'existsWatch', 'mkdirp', 'deleteRecursive'] as const).map(
+  ...(['create', 'getData', 'exists', 'getChildren', 'sync', 'delete', 'setData', 'multi', 'getDataWatch', 'getChildrenWatch', 'existsWatch', 'addWatch', 'mkdirp', 'deleteRecursive'] as const).map(
     (op): Row => ({
       name: `${op} with an aborted signal`,
       call: (c) => {
@@ -307,7 +311,7 @@ const sessionRows: Row[] = [
       expect: 'reason',
     }),
   ),
-  ...(['create', 'getData', 'getChildren', 'delete', 'getDataWatch', 'sync'] as const).map(
+  ...(['create', 'getData', 'getChildren', 'delete', 'getDataWatch', 'addWatch', 'sync'] as const).map(
     (op): Row => ({ name: `${op} with signal {}`, call: (c) => c.s[op](c.path, { signal: {} as AbortSignal }), expect: IA }),
   ),
 ];
@@ -654,6 +658,7 @@ const kitRows: Row[] = [
   ...BAD_BOOLEANS.concat([undefined]).map((v): Row => ({ name: `proxy.reject(${show(v)})`, call: (c) => c.proxy.reject(v as boolean), expect: IA })),
   ...[null, 'x', { op: 'nope' }, { op: 5 }, { path: '' }, { path: 5 }].map((m): Row => ({ name: `proxy.loseReply(${JSON.stringify(m)})`, call: (c) => c.proxy.loseReply(m as never), expect: IA })),
   ...[0, -1, Number.NaN, 2 ** 31, '10'].map((t): Row => ({ name: `proxy.loseReply({}, { timeoutMs: ${show(t)} })`, call: (c) => c.proxy.loseReply({}, { timeoutMs: t as number }), expect: IA })),
+  ...[null, [0], [1.5], ['106'], 106].map((codes): Row => ({ name: `proxy.unknownOps(${show(codes)})`, call: (c) => Promise.resolve().then(() => c.proxy.unknownOps(codes as never)), expect: IA })),
   { name: 'proxy.loseReply({}, null)', call: (c) => c.proxy.loseReply({}, null as never), expect: IA },
   ...[['', 2181, 'ruok'], [5, 2181, 'ruok'], ['127.0.0.1', 0, 'ruok'], ['127.0.0.1', 65536, 'ruok'], ['127.0.0.1', '2181', 'ruok'], ['127.0.0.1', 2181, 'ruokay'], ['127.0.0.1', 2181, ''], ['127.0.0.1', 2181, 5]].map(
     ([h, p, w]): Row => ({ name: `fourLetterWord(${show(h)}, ${show(p)}, ${show(w)})`, call: () => fourLetterWord(h as string, p as number, w as string), expect: IA }),

@@ -553,12 +553,14 @@ export class ZkSession extends SessionLifecycle {
                     done(err);
                   });
                 },
-                { signal, ledger },
+                // Abandoned on abort: a late reply still arms the registration, which then goes.
+                { signal, ledger, abandonable: true },
               ),
             signal,
             'read',
           );
         }
+        signal?.throwIfAborted();
         if (gen.dead || !registry.armed(path)) throw new SessionExpiredError('SESSION_EXPIRED', `addWatch on ${path}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op: 'addWatch' });
         const watch = new PersistentWatch(path, recursive, () => {
           registry.detach(watch);

@@ -85,6 +85,72 @@ export class FrameReader {
   }
 }
 
+/**
+ * Rewrites the op code of request frames as they stream by (`rewrite` returns the new code, or
+ * undefined to keep it), holding back the few bytes of a header split across chunks so that it
+ * is rewritten whole. The first frame (the handshake) has no op code and passes as it is.
+ */
+export class OpRewriter {
+  #pending: Buffer = Buffer.alloc(0);
+  #left = 0;
+  #handshake = true;
+
+  /** The bytes of `chunk` to forward now (`chunk` itself, rewritten in place, unless a header is split). */
+  feed(chunk: Buffer, rewrite: (op: number) => number | undefined): Buffer {
+    if (this.#pending.length === 0 && this.#inPlace(chunk, rewrite)) return chunk;
+    const out: Buffer[] = [];
+    let o = 0;
+    while (o < chunk.length) {
+      if (this.#left > 0) {
+        const n = Math.min(this.#left, chunk.length - o);
+        out.push(chunk.subarray(o, o + n));
+        this.#left -= n;
+        o += n;
+        continue;
+      }
+      const take = Math.min(12 - this.#pending.length, chunk.length - o);
+      this.#pending = Buffer.concat([this.#pending, chunk.subarray(o, o + take)]);
+      o += take;
+      if (this.#pending.length < 4) continue;
+      const size = 4 + Math.max(0, this.#pending.readInt32BE(0));
+      if (!this.#handshake && this.#pending.length < Math.min(12, size)) continue;
+      if (!this.#handshake && this.#pending.length >= 12) {
+        const to = rewrite(this.#pending.readInt32BE(8));
+        if (to !== undefined) this.#pending.writeInt32BE(to, 8);
+      }
+      this.#handshake = false;
+      out.push(this.#pending);
+      this.#left = Math.max(0, size - this.#pending.length);
+      this.#pending = Buffer.alloc(0);
+    }
+    return out.length === 1 ? (out[0] ?? Buffer.alloc(0)) : Buffer.concat(out);
+  }
+
+  /** The common case: every frame header of `chunk` whole in it. Rewrites in place; false (untouched) otherwise. */
+  #inPlace(chunk: Buffer, rewrite: (op: number) => number | undefined): boolean {
+    let o = Math.min(this.#left, chunk.length);
+    const edits: number[] = [];
+    let handshake = this.#handshake;
+    let left = this.#left - o;
+    while (o < chunk.length) {
+      if (chunk.length - o < 12) return false;
+      const size = 4 + Math.max(0, chunk.readInt32BE(o));
+      if (!handshake) edits.push(o + 8);
+      handshake = false;
+      const n = Math.min(size, chunk.length - o);
+      left = size - n;
+      o += n;
+    }
+    for (const at of edits) {
+      const to = rewrite(chunk.readInt32BE(at));
+      if (to !== undefined) chunk.writeInt32BE(to, at);
+    }
+    this.#handshake = handshake;
+    this.#left = left;
+    return true;
+  }
+}
+
 /** xid and opcode of a request frame (not the handshake). */
 export function requestHeader(frame: Buffer): { xid: number; op: number } | undefined {
   return frame.length >= 12 ? { xid: frame.readInt32BE(4), op: frame.readInt32BE(8) } : undefined;

@@ -1,7 +1,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { InvalidArgumentError } from '../errors.js';
 import { checkBoolean, checkDeadline, checkFunction, checkNonEmptyString, checkOptions, checkPort, checkTimeout, describe } from './check.js';
-import { FrameReader, isOpName, opIs, replyXid, requestHeader, type ZkOpName } from './frames.js';
+import { FrameReader, isOpName, OpRewriter, opIs, replyXid, requestHeader, type ZkOpName } from './frames.js';
 import { freePort, LOOPBACK } from './ports.js';
 
 export type { ZkOpName } from './frames.js';
@@ -58,6 +58,9 @@ export interface ChaosProxyBytes {
   readonly toClient: number;
 }
 
+/** An op code no ZooKeeper server has. */
+const UNKNOWN_OP = 9999;
+
 /** One direction of one proxied connection: an ordered queue of chunks with due times. */
 class Lane {
   readonly #queue: { chunk: Buffer; due: number }[] = [];
@@ -77,11 +80,15 @@ class Lane {
     /** Sees every chunk first; returns how many of its bytes to forward before cutting the link. */
     tap: (chunk: Buffer) => number | undefined,
     private readonly rewrite?: HeadRewriter,
+    /** Rewrites what passes (after the head): the request lane's op codes. */
+    transform?: (chunk: Buffer) => Buffer,
   ) {
     if (rewrite) this.#head = Buffer.alloc(0);
     from.on('data', (received: Buffer) => {
-      const data = this.#rewriteHead(received);
-      if (data === undefined) return;
+      const head = this.#rewriteHead(received);
+      if (head === undefined) return;
+      const data = transform ? transform(head) : head;
+      if (data.length === 0) return;
       const cut = tap(data);
       const chunk = cut === undefined ? data : data.subarray(0, cut);
       // Due times never go backwards, so order holds even when the latency shrinks.
@@ -149,6 +156,7 @@ class Link {
   upstream: Socket | undefined;
   readonly lanes: Lane[] = [];
   readonly requests = new FrameReader();
+  readonly ops = new OpRewriter();
   // A reply's xid is all a loss needs: skip bodies (a listing can be megabytes).
   readonly replies = new FrameReader(8);
   #done = false;
@@ -178,7 +186,7 @@ class Link {
     upstream.on('connect', () => this.lanes.forEach((lane) => lane.flush()));
     const fail = (): void => this.destroy();
     this.lanes.push(
-      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail, (c) => taps.request(this, c), rewriteHead),
+      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail, (c) => taps.request(this, c), rewriteHead, (c) => this.ops.feed(c, (op) => proxy.opRewrite(op))),
       new Lane(proxy, upstream, () => this.client, (n) => (counts.toClient += n), fail, (c) => taps.reply(this, c)),
     );
   }
@@ -238,6 +246,7 @@ export class ChaosProxy {
   readonly #rewriteHead: HeadRewriter | undefined;
   #healTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
+  #unknownOps = new Set<number>();
 
   private constructor(server: Server, port: number, targetHost: string, targetPort: number, rewriteHead: HeadRewriter | undefined) {
     this.#server = server;
@@ -281,6 +290,21 @@ export class ChaosProxy {
   /** Bytes forwarded so far. */
   get bytes(): ChaosProxyBytes {
     return { ...this.#bytes };
+  }
+
+  /**
+   * Makes the server behind see requests of these op codes (e.g. 106, addWatch) with an op code
+   * no server knows, as a server too old for them would: it answers UNIMPLEMENTED and closes the
+   * connection. For testing what a client does against an older server. `[]` stops it.
+   */
+  unknownOps(codes: readonly number[]): void {
+    if (!Array.isArray(codes) || !codes.every((c) => Number.isInteger(c) && c > 0 && c < UNKNOWN_OP)) throw new InvalidArgumentError(`unknownOps: codes must be an array of positive op codes, got ${describe(codes)}`);
+    this.#unknownOps = new Set(codes);
+  }
+
+  /** The op code a request of `op` reaches the server with. @internal */
+  opRewrite(op: number): number | undefined {
+    return this.#unknownOps.has(op) ? UNKNOWN_OP : undefined;
   }
 
   /** Forwards traffic untouched (and releases what a blackhole or latency held). */

@@ -3,7 +3,7 @@
 // on the same path (a 3.8 server keeps one watch mode per path and session).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ClosedError, SessionExpiredError } from '../../src/errors.js';
+import { ClosedError, SessionExpiredError, UnimplementedError } from '../../src/errors.js';
 import type { PersistentWatch, PersistentWatchItem, ZkSession } from '../../src/client/index.js';
 import { expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
@@ -208,5 +208,90 @@ describe('persistent watches', () => {
     assert.ok((await closed) instanceof ClosedError);
     assert.deepEqual(await items, ['NODE_DATA_CHANGED']);
     await fx.observer.deleteRecursive(p);
+  });
+
+  test('given up (aborted after it was sent, its reply late): rejects at once, and the watch set by the late reply is removed', async () => {
+    const proxy = await fx.proxy();
+    const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+    await fx.observer.mkdirp('/test');
+    const p = uniquePath('pw-abort');
+    proxy.latency(400);
+    const started = performance.now();
+    await assert.rejects(s.addWatch(p, { signal: AbortSignal.timeout(100) }), (e: Error) => e.name === 'TimeoutError');
+    assert.ok(performance.now() - started < 350, 'the caller was not kept past its deadline');
+    proxy.pass();
+    await s.sync('/');
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 5000, message: 'nothing left on the server' });
+    assert.equal(s.activeWatchCount, 0);
+  });
+
+  test('a server without persistent watches (addWatch unknown to it): UnimplementedError, remembered by the session, which goes on', async () => {
+    const proxy = await fx.proxy();
+    const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+    await fx.observer.mkdirp('/test');
+    const p = uniquePath('pw-old-server');
+    proxy.unknownOps([106]);
+    const states: string[] = [];
+    s.on('state', (st) => states.push(st));
+    await assert.rejects(s.addWatch(p), UnimplementedError);
+    // The server closed the connection after its answer, as an old one does; nothing is sent again.
+    await waitFor(() => states.includes('RECONNECTED'), { timeoutMs: 5000, message: `reconnected: ${states.join(' ')}` });
+    const sent = proxy.bytes.toTarget;
+    await assert.rejects(s.addWatch(p, { recursive: true }), UnimplementedError);
+    assert.equal(proxy.bytes.toTarget, sent);
+    await s.mkdirp(p);
+    assert.equal(s.activeWatchCount, 0);
+    assert.deepEqual(await serverWatches(s), []);
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('a slow iterator: past its buffer the events are dropped for one RESET; a listener that throws does not stop the others', async () => {
+    const s = await session();
+    const p = uniquePath('pw-overflow');
+    await fx.observer.create(p);
+    const watch = await s.addWatch(p);
+    const it = watch[Symbol.asyncIterator]({ bufferSize: 3 });
+    const errors: Error[] = [];
+    watch.on('error', (e) => errors.push(e));
+    watch.on('event', () => {
+      throw new Error('listener bug');
+    });
+    const seen = record(watch);
+    for (let i = 0; i < 5; i++) await fx.observer.setData(p, String(i));
+    await expectSeen(seen, Array.from({ length: 5 }, () => `NODE_DATA_CHANGED ${p}`), 'every event to the listener after the throwing one');
+    assert.equal(errors.length, 5);
+    // Three buffered, the fourth overflowed them into a RESET, the fifth came after it.
+    assert.deepEqual((await it.next()).value, { type: 'RESET', path: p });
+    assert.deepEqual((await it.next()).value, { type: 'NODE_DATA_CHANGED', path: p });
+    await watch.close();
+    assert.deepEqual(await it.next(), { value: undefined, done: true });
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('600 persistent and 600 one-shot watches on 1000-byte paths (1.2 MB): after a dropped connection they are all set again, the persistent ones last', async () => {
+    const proxy = await fx.proxy();
+    const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+    const base = uniquePath('pw-big-set');
+    await fx.observer.mkdirp(base);
+    const paths = Array.from({ length: 600 }, (_, i) => `${base}/${'w'.repeat(1000 - base.length - 8)}-${String(i).padStart(5, '0')}`);
+    for (let i = 0; i < paths.length; i += 200) await Promise.all(paths.slice(i, i + 200).map((p) => fx.observer.create(p)));
+    const watches = await Promise.all(paths.map((p) => s.addWatch(p)));
+    const oneShots = await Promise.all(paths.map((p) => s.getDataWatch(p)));
+    const heard = new Set<string>();
+    for (const w of watches) w.on('event', (e) => e.type === 'NODE_DATA_CHANGED' && heard.add(e.path));
+    const reconnected = nextState(s, 'RECONNECTED', 10_000);
+    proxy.dropAll();
+    await reconnected;
+    await s.sync(base);
+    await Promise.all(paths.map((p) => fx.observer.setData(p, 'one')));
+    await Promise.all(oneShots.map((w) => withTimeout(w.changed, 10_000, 'a one-shot watch')));
+    await waitFor(() => heard.size === paths.length, { timeoutMs: 10_000, message: `every persistent watch heard (${heard.size})` });
+    // Still persistent after the one-shot watches fired (the server set them last).
+    heard.clear();
+    await Promise.all(paths.map((p) => fx.observer.setData(p, 'two')));
+    await waitFor(() => heard.size === paths.length, { timeoutMs: 10_000, message: `every persistent watch heard again (${heard.size})` });
+    await Promise.all(watches.map((w) => w.close()));
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 10_000, message: 'all removed' });
+    await fx.observer.deleteRecursive(base);
   });
 });
