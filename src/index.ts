@@ -34,7 +34,7 @@ export type {
   WaitOptions,
   WatchOptions,
 } from './client/session.js';
-export { PersistentWatch, type PersistentWatchEvents, type PersistentWatchItem, type PersistentWatchIteratorOptions } from './client/persistent-watch.js';
+export { PersistentWatch, type PersistentWatchEvents, type PersistentWatchItem, type PersistentWatchIteratorOptions, type PersistentWatchReset } from './client/persistent-watch.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { Acls, Perms } from './client/types.js';
 export type {

@@ -6,7 +6,7 @@
 export { ZkSession } from './session.js';
 export type { AddWatchOptions, CallOptions, CreateCallOptions, SessionOptions, SessionCredentials, SessionInfo, SessionEvents, SessionCounters, WaitOptions, WatchOptions } from './session.js';
 export { PersistentWatch } from './persistent-watch.js';
-export type { PersistentWatchEvents, PersistentWatchItem, PersistentWatchIteratorOptions } from './persistent-watch.js';
+export type { PersistentWatchEvents, PersistentWatchItem, PersistentWatchIteratorOptions, PersistentWatchReset } from './persistent-watch.js';
 export { DEFAULT_RETRY, backoffDelay } from './retry.js';
 export type { RetryPolicy } from './retry.js';
 export { Acls, Perms } from './types.js';

@@ -13,7 +13,15 @@ import type { WatchEvent } from './types.js';
  * `RESET`, re-read what you keep. A read sent after `RESET` goes behind the re-registration on
  * the connection, so every change after the state it reads comes as an event. @group Sessions
  */
-export type PersistentWatchItem = WatchEvent | { type: 'RESET'; path: string };
+export type PersistentWatchItem = WatchEvent | PersistentWatchReset;
+
+/** The `RESET` item of a {@link PersistentWatch}: registered again after a reconnect. @group Sessions */
+export interface PersistentWatchReset {
+  /** Discriminator. */
+  type: 'RESET';
+  /** The watched path. */
+  path: string;
+}
 
 /** Events of a {@link PersistentWatch}. @group Sessions */
 export interface PersistentWatchEvents {
@@ -60,7 +68,13 @@ export function sinkOf(watch: PersistentWatch): PersistentWatchSink {
  * every node under its path as well, but never `NODE_CHILDREN_CHANGED` (a child's
  * `NODE_CREATED` and `NODE_DELETED` say it). Listen (`event`, `reset`, `end`) or iterate:
  *
+ * @example
  * ```ts
+ * import type { WatchEvent, ZkSession } from 'zk-recipes';
+ * declare const zk: ZkSession;
+ * declare function reload(): void;
+ * declare function apply(event: WatchEvent): void;
+ *
  * await using watch = await zk.addWatch('/config', { recursive: true });
  * for await (const item of watch) if (item.type === 'RESET') reload(); else apply(item);
  * ```

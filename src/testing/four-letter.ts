@@ -242,10 +242,18 @@ export async function cons(
   return parseCons(await fourLetterWord(host, port, 'cons', options));
 }
 
+/** One session in a `dump`. @group Testing */
+export interface TrackedSession {
+  /** Its id (`0x...`). */
+  readonly sessionId: string;
+  /** When the leader expires it unless it is touched (the server's clock, as it prints it). */
+  readonly expiresAt: string;
+}
+
 /** What the leader's `dump` lists: the sessions it tracks and the ephemerals they own. @group Testing */
 export interface SessionDump {
-  /** Every session the leader tracks (`0x...`), with when it expires unless touched. */
-  readonly sessions: readonly { readonly sessionId: string; readonly expiresAt: string }[];
+  /** Every session the leader tracks, with when it expires unless touched. */
+  readonly sessions: readonly TrackedSession[];
   /** Ephemeral paths by owner session (`0x...`). */
   readonly ephemerals: ReadonlyMap<string, readonly string[]>;
 }

@@ -33,6 +33,7 @@ export {
   type MntrStats,
   type ServerStatus,
   type SessionDump,
+  type TrackedSession,
   type ZooKeeperMode,
 } from './four-letter.js';
 export {
