@@ -26,6 +26,7 @@ export type {
   AddWatchOptions,
   CallOptions,
   CreateCallOptions,
+  MkdirpOptions,
   SessionCounters,
   SessionCredentials,
   SessionEvents,

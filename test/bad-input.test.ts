@@ -282,6 +282,11 @@ const sessionRows: Row[] = [
   { name: 'setData over maxDataBytes', call: (c) => c.s.setData(c.path, Buffer.alloc(1_000_001)), expect: IA },
   { name: 'setData(path, undefined)', call: (c) => c.s.setData(c.path, undefined as never), expect: IA },
   { name: 'setData(path, 42)', call: (c) => c.s.setData(c.path, 42 as never), expect: IA },
+  { name: 'create PERSISTENT_WITH_TTL without ttlMs', call: (c) => c.s.create(c.path, { mode: 'PERSISTENT_WITH_TTL' }), expect: IA },
+  { name: 'create PERSISTENT with ttlMs', call: (c) => c.s.create(c.path, { ttlMs: 1000 }), expect: IA },
+  ...[0, -1, 1.5, 2 ** 40, '5', null].map((t): Row => ({ name: `create ttlMs ${show(t)}`, call: (c) => c.s.createWithStat(c.path, { mode: 'PERSISTENT_SEQUENTIAL_WITH_TTL', ttlMs: t as number }), expect: IA })),
+  ...(['CONTAINER', 'PERSISTENT_WITH_TTL'] as const).map((mode): Row => ({ name: `multi create ${mode}`, call: (c) => c.s.multi([{ type: 'create', path: c.path, mode }]), expect: IA })),
+  ...['yes', 1, null].map((v): Row => ({ name: `mkdirp(path, { container: ${show(v)} })`, call: (c) => c.s.mkdirp(c.path, { container: v as never }), expect: IA })),
   ...['BOGUS', 'persistent', 1, null].map((m): Row => ({ name: `create mode ${show(m)}`, call: (c) => c.s.create(c.path, { mode: m as never }), expect: IA })),
   ...[[], 'open', [{ perms: 32, scheme: 'world', id: 'anyone' }], [{ perms: -1, scheme: 'world', id: 'anyone' }], [{ perms: 1.5, scheme: 'world', id: 'anyone' }], [{ scheme: 'world', id: 'anyone' }], [null], null].map(
     (a): Row => ({ name: `create acl ${JSON.stringify(a)}`, call: (c) => c.s.create(c.path, { acl: a as never }), expect: IA }),

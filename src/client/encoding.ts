@@ -50,7 +50,7 @@ function acls(list: readonly Acl[] | undefined): number {
 
 /** A request as far as its size goes: each kind the session sends. */
 export type SizedRequest =
-  | { type: 'create'; path: string; data?: Uint8Array | undefined; acl?: readonly Acl[] | undefined }
+  | { type: 'create'; path: string; data?: Uint8Array | undefined; acl?: readonly Acl[] | undefined; ttl?: boolean }
   | { type: 'setData'; path: string; data?: Uint8Array | undefined }
   | { type: 'delete' | 'check' | 'removeWatches' | 'addWatch'; path: string }
   | { type: 'exists' | 'getData' | 'getChildren'; path: string }
@@ -61,7 +61,7 @@ function bodySize(req: SizedRequest, chroot: string): number {
   const path = pathBytes(req.path, chroot);
   switch (req.type) {
     case 'create':
-      return path + bytes(req.data) + acls(req.acl) + INT; // flags
+      return path + bytes(req.data) + acls(req.acl) + INT + (req.ttl ? LONG : 0); // flags, a time to live
     case 'setData':
       return path + bytes(req.data) + INT; // version
     case 'delete':

@@ -4,7 +4,7 @@
  * @module
  */
 export { ZkSession } from './session.js';
-export type { AddWatchOptions, CallOptions, CreateCallOptions, SessionOptions, SessionCredentials, SessionInfo, SessionEvents, SessionCounters, WaitOptions, WatchOptions } from './session.js';
+export type { AddWatchOptions, CallOptions, CreateCallOptions, MkdirpOptions, SessionOptions, SessionCredentials, SessionInfo, SessionEvents, SessionCounters, WaitOptions, WatchOptions } from './session.js';
 export { PersistentWatch } from './persistent-watch.js';
 export type { PersistentWatchEvents, PersistentWatchItem, PersistentWatchIteratorOptions, PersistentWatchReset } from './persistent-watch.js';
 export { DEFAULT_RETRY, backoffDelay } from './retry.js';

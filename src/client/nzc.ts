@@ -13,7 +13,7 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import type { Acl, Op, Stat } from './types.js';
 import { CREATE_MODE_FLAGS } from './types.js';
 import { batchWatches, SET_WATCHES_BATCH_BYTES } from './encoding.js';
-import { addWatchFrame, childrenAndStat, clientPath, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame } from './wire.js';
+import { addWatchFrame, childrenAndStat, clientPath, createdNode, createdPath, createFrame, createTtlFrame, dataAndStat, deleteFrame, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame } from './wire.js';
 
 /** Raw jute Stat: longs are 8-byte big-endian buffers. */
 export interface RawStat {
@@ -588,6 +588,16 @@ export function create(client: RawClient, path: string, data: Buffer | undefined
 export function create2(client: RawClient, path: string, data: Buffer | undefined, acls: Buffer, flags: number, cb: FrameCallback<{ path: string; stat: Stat }>): void {
   const chroot = clientChroot(client);
   sendFrame(client, OPCODE.CREATE2, createFrame(OPCODE.CREATE2, chroot, path, data, acls, flags), createdNode(chroot), cb);
+}
+
+/**
+ * The create of a mode that needs its own request: createContainer (opcode 19) for a
+ * container, createTTL (21) for a node with a time to live. Both answer as create2.
+ */
+export function createSpecial(client: RawClient, path: string, data: Buffer | undefined, acls: Buffer, flags: number, ttlMs: number | undefined, cb: FrameCallback<{ path: string; stat: Stat }>): void {
+  const chroot = clientChroot(client);
+  const frame = ttlMs === undefined ? createFrame(OPCODE.CREATE_CONTAINER, chroot, path, data, acls, flags) : createTtlFrame(chroot, path, data, acls, flags, ttlMs);
+  sendFrame(client, ttlMs === undefined ? OPCODE.CREATE_CONTAINER : OPCODE.CREATE_TTL, frame, createdNode(chroot), cb);
 }
 
 /** delete (opcode 2). */

@@ -20,11 +20,11 @@ import { multiSize, requestSize, watchSize, type SizedRequest } from './encoding
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
-import { addWatch, create, create2, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
+import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
 import { encodeAcls } from './wire.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
-import type { ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
+import type { Acl, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
 
@@ -44,6 +44,16 @@ export interface CallOptions {
    * what happened on the server.
    */
   signal?: AbortSignal;
+}
+
+/** Options of {@link ZkSession.mkdirp}. @group Sessions */
+export interface MkdirpOptions extends CallOptions {
+  /** Data of `path` itself (its ancestors get none). */
+  data?: NodeData;
+  /** ACL of every node created. */
+  acl?: readonly Acl[];
+  /** Create them as containers (ZooKeeper 3.5.3+). Default false. */
+  container?: boolean;
 }
 
 /** Options of {@link ZkSession.addWatch}. @group Sessions */
@@ -323,19 +333,31 @@ export class ZkSession extends SessionLifecycle {
   }
 
   private createNode(path: string, options: CreateCallOptions, ledger: Ledger): Promise<string> {
-    const { data, acls, flags, signal } = this.prepareCreate(path, options);
-    return this.retrying(() => this.call<string>('create', path, (g, done) => create(g.raw, path, data, acls, flags, done), { signal, ledger }), signal, 'write', ledger);
+    const { data, acls, flags, special, ttlMs, signal } = this.prepareCreate(path, options);
+    return this.retrying(
+      () =>
+        this.call<string>(
+          'create',
+          path,
+          (g, done) => (special ? createSpecial(g.raw, path, data, acls, flags, ttlMs, (err, created) => done(err, created?.path)) : create(g.raw, path, data, acls, flags, done)),
+          { signal, ledger },
+        ),
+      signal,
+      'write',
+      ledger,
+    );
   }
 
-  private prepareCreate(path: string, options: CreateCallOptions): { data: Buffer | undefined; acls: Buffer; flags: number; signal: AbortSignal | undefined } {
+  private prepareCreate(path: string, options: CreateCallOptions): { data: Buffer | undefined; acls: Buffer; flags: number; special: boolean; ttlMs: number | undefined; signal: AbortSignal | undefined } {
     validatePath(path);
     checkOptions(options);
     const signal = checkSignal(options.signal);
     const data = toBuffer(options.data, this.maxDataBytes, path);
     const mode = checkMode(options.mode, 'mode');
+    const ttlMs = checkTtl(options.ttlMs, mode, path);
     const acl = checkAcl(options.acl);
-    this.checkSize({ type: 'create', path, data, acl }, 'create');
-    return { data, acls: acl === Acls.OPEN ? OPEN_ACL_BYTES : encodeAcls(acl), flags: CREATE_MODE_FLAGS[mode], signal };
+    this.checkSize({ type: 'create', path, data, acl, ttl: ttlMs !== undefined }, 'create');
+    return { data, acls: acl === Acls.OPEN ? OPEN_ACL_BYTES : encodeAcls(acl), flags: CREATE_MODE_FLAGS[mode], special: SPECIAL_MODES.has(mode), ttlMs, signal };
   }
 
   /**
@@ -344,14 +366,17 @@ export class ZkSession extends SessionLifecycle {
    */
   createWithStat(path: string, options: CreateCallOptions = {}): Promise<CreatedNode> {
     return this.guard(() => {
-      const { data, acls, flags, signal } = this.prepareCreate(path, options);
+      const { data, acls, flags, special, ttlMs, signal } = this.prepareCreate(path, options);
       return this.retrying(
         (ledger) =>
           this.call<CreatedNode>(
             'create',
             path,
-            (g, done) =>
-              create2(g.raw, path, data, acls, flags, (err, created) => done(err, created && { type: 'create', path: created.path, stat: created.stat })),
+            (g, done) => {
+              const made = (err: RawError | null, created?: { path: string; stat: Stat }): void => done(err, created && { type: 'create', path: created.path, stat: created.stat });
+              if (special) createSpecial(g.raw, path, data, acls, flags, ttlMs, made);
+              else create2(g.raw, path, data, acls, flags, made);
+            },
             { signal, ledger },
           ),
         signal,
@@ -719,6 +744,7 @@ export class ZkSession extends SessionLifecycle {
     switch (op.type) {
       case 'create': {
         const mode = checkMode(op.mode, `ops[${i}].mode`);
+        if (SPECIAL_MODES.has(mode)) throw new InvalidArgumentError(`ops[${i}].mode ${mode} is not supported in a transaction: create it on its own`, { path: op.path });
         return { type: 'create', path: op.path, data: toBuffer(op.data, this.maxDataBytes, op.path), mode, acl: checkAcl(op.acl) };
       }
       case 'delete':
@@ -734,23 +760,29 @@ export class ZkSession extends SessionLifecycle {
     }
   }
 
-  /** Creates `path` and any missing ancestors as persistent nodes; existing ones are fine. */
-  mkdirp(path: string, options: { data?: NodeData; acl?: readonly import('./types.js').Acl[] } & CallOptions = {}): Promise<void> {
+  /**
+   * Creates `path` and any missing ancestors, as persistent nodes or, with `container`, as
+   * containers (Curator's `creatingParentContainersIfNeeded`: the server deletes each some time
+   * after its last child is gone); existing ones are fine.
+   */
+  mkdirp(path: string, options: MkdirpOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
       checkOptions(options);
+      checkBoolean(options.container, 'container', false);
       return this.makeDirs(path, options, { sent: false });
     });
   }
 
-  private async makeDirs(path: string, options: { data?: NodeData; acl?: readonly import('./types.js').Acl[] } & CallOptions, ledger: Ledger): Promise<void> {
+  private async makeDirs(path: string, options: MkdirpOptions, ledger: Ledger): Promise<void> {
     if (path === '/') return;
+    const mode = options.container === true ? 'CONTAINER' : 'PERSISTENT';
     try {
-      await this.createNode(path, { data: options.data, acl: options.acl, signal: options.signal }, ledger);
+      await this.createNode(path, { data: options.data, acl: options.acl, mode, signal: options.signal }, ledger);
     } catch (err) {
       if (err instanceof NodeExistsError) return;
       if (!(err instanceof NoNodeError)) throw err;
-      await this.makeDirs(parentOf(path), { acl: options.acl, signal: options.signal }, ledger);
+      await this.makeDirs(parentOf(path), { acl: options.acl, container: options.container, signal: options.signal }, ledger);
       await this.makeDirs(path, options, ledger);
     }
   }
@@ -821,6 +853,24 @@ function checkAcl(acl: unknown): readonly import('./types.js').Acl[] {
 }
 
 /** A create mode: one of {@link CREATE_MODE_FLAGS}' own keys (undefined: PERSISTENT). */
+/** Modes with a create request of their own (createContainer, createTTL). */
+const SPECIAL_MODES: ReadonlySet<string> = new Set(['CONTAINER', 'PERSISTENT_WITH_TTL', 'PERSISTENT_SEQUENTIAL_WITH_TTL']);
+
+/** The largest time to live ZooKeeper takes (40 bits of the node's ephemeral owner). */
+const MAX_TTL_MS = 0xff_ffff_ffff;
+
+/** `ttlMs`: required by the TTL modes, refused by the others. */
+function checkTtl(ttl: unknown, mode: string, path: string): number | undefined {
+  const needs = mode.endsWith('_WITH_TTL');
+  if (ttl === undefined) {
+    if (needs) throw new InvalidArgumentError(`create ${describe(path)}: mode ${mode} needs ttlMs (a time to live, ms)`, { path });
+    return undefined;
+  }
+  if (!needs) throw new InvalidArgumentError(`create ${describe(path)}: ttlMs is only for PERSISTENT_WITH_TTL and PERSISTENT_SEQUENTIAL_WITH_TTL, not ${mode}`, { path });
+  if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_MS) throw new InvalidArgumentError(`create ${describe(path)}: ttlMs must be an integer from 1 to ${MAX_TTL_MS}, got ${describe(ttl)}`, { path });
+  return ttl;
+}
+
 function checkMode(mode: unknown, what: string): keyof typeof CREATE_MODE_FLAGS {
   if (mode === undefined) return 'PERSISTENT';
   if (typeof mode !== 'string' || !Object.hasOwn(CREATE_MODE_FLAGS, mode)) throw new InvalidArgumentError(`${what} must be one of ${Object.keys(CREATE_MODE_FLAGS).join(', ')}, got ${describe(mode)}`);

@@ -10,7 +10,7 @@
  * node-zookeeper-client silently creates them as persistent nodes.
  * @group Sessions
  */
-export type CreateMode = 'PERSISTENT' | 'EPHEMERAL' | 'PERSISTENT_SEQUENTIAL' | 'EPHEMERAL_SEQUENTIAL';
+export type CreateMode = 'PERSISTENT' | 'EPHEMERAL' | 'PERSISTENT_SEQUENTIAL' | 'EPHEMERAL_SEQUENTIAL' | 'CONTAINER' | 'PERSISTENT_WITH_TTL' | 'PERSISTENT_SEQUENTIAL_WITH_TTL';
 
 /** The wire values of each {@link CreateMode}. @group Sessions */
 export const CREATE_MODE_FLAGS: Readonly<Record<CreateMode, number>> = {
@@ -18,6 +18,9 @@ export const CREATE_MODE_FLAGS: Readonly<Record<CreateMode, number>> = {
   EPHEMERAL: 1,
   PERSISTENT_SEQUENTIAL: 2,
   EPHEMERAL_SEQUENTIAL: 3,
+  CONTAINER: 4,
+  PERSISTENT_WITH_TTL: 5,
+  PERSISTENT_SEQUENTIAL_WITH_TTL: 6,
 };
 
 /** Permission bits of an ACL entry (combine with `|`). @group Sessions */
@@ -136,8 +139,16 @@ export type NodeData = Uint8Array | string;
 export interface CreateOptions {
   /** Node data; empty by default. */
   data?: NodeData;
-  /** Creation mode; `PERSISTENT` by default. */
+  /**
+   * Creation mode; `PERSISTENT` by default. `CONTAINER` (ZooKeeper 3.5.3+): the server deletes
+   * the node some time after its last child is gone (its container check, every minute by
+   * default). `PERSISTENT_WITH_TTL` and `PERSISTENT_SEQUENTIAL_WITH_TTL` (3.5.3+, where the
+   * server runs with `zookeeper.extendedTypesEnabled=true`): deleted once unchanged and
+   * childless for `ttlMs`. Not in a transaction.
+   */
   mode?: CreateMode;
+  /** Time to live of a `*_WITH_TTL` node, ms (required for those modes, refused for the others). */
+  ttlMs?: number;
   /** ACL; {@link Acls.OPEN} by default. */
   acl?: readonly Acl[];
 }

@@ -10,7 +10,7 @@ import { serverPath, type WatchSet } from './encoding.js';
 import type { Acl, Stat } from './types.js';
 
 /** Wire op codes of the requests encoded here. */
-export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CREATE2: 15, REMOVE_WATCHES: 18, SET_WATCHES: 101, SET_WATCHES2: 105, ADD_WATCH: 106 } as const;
+export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CREATE2: 15, REMOVE_WATCHES: 18, SET_WATCHES: 101, SET_WATCHES2: 105, ADD_WATCH: 106, CREATE_CONTAINER: 19, CREATE_TTL: 21 } as const;
 
 const LENGTH = 4; // the frame's length prefix
 const HEADER = 8; // xid, op code
@@ -91,9 +91,20 @@ export function encodeAcls(acls: readonly Acl[]): Buffer {
   return b;
 }
 
-/** create (1) or create2 (15): path, data, ACL vector, flags. */
-export function createFrame(op: typeof OPCODE.CREATE | typeof OPCODE.CREATE2, chroot: string, path: string, data: Uint8Array | undefined, acls: Uint8Array, flags: number): Frame {
+/** The create requests: create (1), create2 (15) and createContainer (19) share one body. */
+export type CreateOpcode = typeof OPCODE.CREATE | typeof OPCODE.CREATE2 | typeof OPCODE.CREATE_CONTAINER;
+
+/** create (1), create2 (15) or createContainer (19): path, data, ACL vector, flags. */
+export function createFrame(op: CreateOpcode, chroot: string, path: string, data: Uint8Array | undefined, acls: Uint8Array, flags: number): Frame {
   return withPath(op, chroot, path, 4 + (data?.length ?? 0) + acls.length + 4).bytes(data).raw(acls).int(flags);
+}
+
+/** createTTL (21): path, data, ACL vector, flags, then the time to live (a long, ms). */
+export function createTtlFrame(chroot: string, path: string, data: Uint8Array | undefined, acls: Uint8Array, flags: number, ttlMs: number): Frame {
+  const frame = withPath(OPCODE.CREATE_TTL, chroot, path, 4 + (data?.length ?? 0) + acls.length + 4 + 8).bytes(data).raw(acls).int(flags);
+  const ttl = Buffer.alloc(8);
+  ttl.writeBigInt64BE(BigInt(ttlMs));
+  return frame.raw(ttl);
 }
 
 /** delete (2): path, version. */

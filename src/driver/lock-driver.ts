@@ -310,9 +310,12 @@ export class LockDriver {
     }
   }
 
-  /** Creates the directory; acquisitions that found it missing at once share one mkdirp. */
+  /**
+   * Creates the directory, as containers (Curator's layout: the server deletes them once empty);
+   * acquisitions that found it missing at once share one mkdirp.
+   */
   private makeDir(): Promise<void> {
-    this.making ??= this.session.mkdirp(this.dir, { data: this.spec.dirData }).finally(() => {
+    this.making ??= this.session.mkdirp(this.dir, { data: this.spec.dirData, container: true }).finally(() => {
       this.making = undefined;
     });
     return this.making;

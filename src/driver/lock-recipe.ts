@@ -30,9 +30,10 @@ export interface LockOptions {
    */
   watchOwnNode?: boolean;
   /**
-   * Delete the lock's directory once it has stayed empty this long after a release, ms
-   * (node-zookeeper-client cannot create container nodes): from 0 to 2^31-1 (what a timer can
-   * wait), or `Infinity` to keep it. Default 10000.
+   * Also delete the lock's directory from this client once it has stayed empty this long after
+   * a release, ms: from 0 to 2^31-1 (what a timer can wait), or `Infinity` (default). The
+   * directory is a container node, which the server deletes some time after it is empty (its
+   * container check runs every minute by default); this only makes it sooner.
    */
   reapParentAfterMs?: number;
   /**
@@ -133,7 +134,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
       throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     }
-    const grace = options.reapParentAfterMs === undefined ? 10_000 : options.reapParentAfterMs;
+    const grace = options.reapParentAfterMs === undefined ? Infinity : options.reapParentAfterMs;
     if (typeof grace !== 'number' || !(grace === Infinity || (grace >= 0 && grace <= MAX_TIMER_MS))) {
       throw new InvalidArgumentError(`reapParentAfterMs must be a number of ms from 0 to ${MAX_TIMER_MS} (the longest a timer can wait), or Infinity, got ${describe(grace)}`);
     }

@@ -1,8 +1,8 @@
 /**
- * Lazy removal of empty lock directories. node-zookeeper-client cannot create container nodes,
- * so lock parents are persistent; like ZooKeeper's container reaper, we delete one only after it
- * has stayed unused for a grace period, not on every release (a hot lock path would otherwise
- * pay a parent delete and re-create per cycle).
+ * Removal of empty lock directories from the client, when asked (`reapParentAfterMs`): lock
+ * directories are containers, which the server deletes itself; this deletes one sooner, only
+ * after it has stayed unused for a grace period, not on every release (a hot lock path would
+ * otherwise pay a parent delete and re-create per cycle).
  *
  * @internal
  * @module
