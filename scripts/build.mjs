@@ -3,9 +3,9 @@
 // (tsconfig.cjs.json, marked {"type":"commonjs"}), each with declarations and source maps
 // that point into src/ (shipped beside them). Starts from an empty dist/, so nothing stale
 // is packed.
-//   node scripts/build.mjs            build
-//   node scripts/build.mjs --prepare  the npm `prepare` hook: build, except during `npm pack`
-//                                     and `npm publish`, whose `prepack` hook has just built
+// No install-time hook (`prepare`, `install`) runs it: an installed package is already built,
+// and npm warns about every package that carries one. `npm pack` and `npm publish` build
+// through `prepack`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,7 +13,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-if (process.argv.includes('--prepare') && ['pack', 'publish'].includes(process.env.npm_command ?? '')) process.exit(0);
 
 const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
 rmSync(join(root, 'dist'), { recursive: true, force: true });

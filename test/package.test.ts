@@ -206,7 +206,12 @@ describe('the packed package', () => {
     app = join(tmp, 'app');
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'zk-recipes-consumer', version: '1.0.0', private: true }));
-    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], app);
+    const install = run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], app);
+    // No lifecycle script runs at install (npm warns about each package that has one).
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules', 'zk-recipes', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    const hooks = Object.keys(installed.scripts ?? {}).filter((k) => /^(pre|post)?(install|prepare)$|^prepublish$/.test(k));
+    assert.deepEqual(hooks, [], 'the installed package.json has no install-time script');
+    assert.doesNotMatch(`${install.stdout}\n${install.stderr}`, /install[- ]scripts?/i, 'npm install says nothing about install scripts');
     const deps = (JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies;
     assert.ok(deps['zk-recipes'], 'saved as a dependency');
     // Each project is a folder with its own package.json; they share the install above.
