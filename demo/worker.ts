@@ -1,16 +1,29 @@
 // A demo worker process: one ZooKeeper session, and a scene of each recipe on command.
-// It exits when told to, or as soon as its conductor goes away (IPC channel closed).
+// It exits when told to, or as soon as its conductor goes away (IPC channel closed). What
+// fails is reported to the conductor in one line, never as a stack trace of its own.
 import { DistributedQueue, LeaderLatch, Mutex, ReadWriteLock, Semaphore, ZkSession } from '../src/index.js';
 import type { Command, Report } from './protocol.js';
 
-const [connectString = '', name = 'worker'] = process.argv.slice(2);
-const send = (r: Report): void => void process.send?.(r);
+const [connectString = '', name = 'worker', timeout = '5000'] = process.argv.slice(2);
+// Nothing is sent once the conductor is gone (a send then would throw ERR_IPC_CHANNEL_CLOSED).
+const send = (r: Report, then?: () => void): void => {
+  if (process.connected) process.send?.(r, undefined, {}, () => then?.());
+  else then?.();
+};
 const say = (text: string, leader = false): void => send({ kind: 'event', text, leader });
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const token = (t: bigint): string => `0x${t.toString(16)}`;
+const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
 
 process.on('disconnect', () => process.exit(0));
-const session = await ZkSession.connect(connectString, { sessionTimeoutMs: 2000 });
+let session: ZkSession;
+try {
+  session = await ZkSession.connect(connectString, { sessionTimeoutMs: 2000, connectTimeoutMs: Number(timeout) });
+} catch (err) {
+  send({ kind: 'failed', text: firstLine(err) }, () => process.exit(1));
+  await new Promise(() => undefined); // exits once the report is sent
+  throw err; // not reached: tells TypeScript that session is set below
+}
 session.on('state', (s) => say(`session ${s}`));
 
 async function mutexScene(base: string): Promise<void> {
@@ -62,42 +75,37 @@ async function leaderScene(base: string): Promise<void> {
   await latch.close();
 }
 
-async function queueScene(base: string, producer: boolean): Promise<void> {
+async function queuePut(base: string): Promise<void> {
   const queue = new DistributedQueue(session, `${base}/queue`, { participantId: name });
-  if (producer) {
-    for (let i = 1; i <= 9; i++) {
-      await queue.put(`job-${i}`, { priority: i === 9 ? 1 : 500 });
-      say(`queue      put job-${i}${i === 9 ? ' (priority 1: served first)' : ''}`);
-    }
-    return;
+  for (let i = 1; i <= 9; i++) {
+    const urgent = i === 9;
+    await queue.put(`job-${i}`, { priority: urgent ? 1 : 500 });
+    say(`queue      put job-${i}${urgent ? ' (priority 1: ahead of the 8 jobs of priority 500 before it, so served first)' : ' (priority 500)'}`);
   }
-  for (;;) {
-    let job: Buffer;
-    try {
-      job = await queue.take({ timeoutMs: 1500 });
-    } catch {
-      break; // nothing more to do
-    }
+  await queue.close();
+}
+
+async function queueTake(base: string): Promise<void> {
+  const queue = new DistributedQueue(session, `${base}/queue`, { participantId: name });
+  // Every job is in already: take until the queue is empty (poll answers null then).
+  for (let job = await queue.poll({ timeoutMs: 10_000 }); job !== null; job = await queue.poll({ timeoutMs: 10_000 })) {
     say(`queue      took ${job.toString()}`);
     await pause(60);
   }
   await queue.close();
 }
 
+const scenes = { mutex: mutexScene, semaphore: semaphoreScene, rwlock: rwlockScene, leader: leaderScene, queuePut, queueTake };
 process.on('message', (cmd: Command) => {
   if (cmd.scene === 'stop') {
     void session.close().then(() => process.exit(0));
     return;
   }
   if (cmd.scene === 'endLeader') return; // handled inside the leader scene
-  const scene =
-    cmd.scene === 'queue'
-      ? queueScene(cmd.base, cmd.producer)
-      : { mutex: mutexScene, semaphore: semaphoreScene, rwlock: rwlockScene, leader: leaderScene }[cmd.scene](cmd.base);
-  void scene.then(
+  void scenes[cmd.scene](cmd.base).then(
     () => send({ kind: 'done' }),
     (err: unknown) => {
-      say(`error: ${String(err)}`);
+      say(`error: ${firstLine(err)}`);
       send({ kind: 'done' });
     },
   );

@@ -5,8 +5,11 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
+// Arguments pick files by substring of their compiled path (build/test/...): `mutex`,
+// `build/test/mutex/mutex.test.js`, or the source's path, `test/mutex/mutex.test.ts`.
+//   npm test -- test/mutex/mutex.test.ts     builds what changed, then runs that one file
 const root = 'build/test';
-const only = process.argv.slice(2);
+const only = process.argv.slice(2).map((o) => o.replace(/^(\.\/)?test\//, 'build/test/').replace(/\.ts$/, '.js'));
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);

@@ -13,6 +13,24 @@ import { TestingServer } from '../src/testing/index.js';
 // From build/test/connect-only.test.js up to the repository.
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
+/**
+ * The queue scene shows what it says: the job its narration calls "served first" is the first
+ * taken, every job is put before any is taken, and each is taken exactly once.
+ */
+function assertQueueAsNarrated(stdout: string): void {
+  const scene = stdout.slice(stdout.indexOf('== Queue =='));
+  const lines = scene.split('\n').map((l) => /\bqueue\s+(put|took) (job-\d+)(.*)$/.exec(l)).filter((m) => m !== null);
+  const puts = lines.filter((m) => m[1] === 'put');
+  const takes = lines.filter((m) => m[1] === 'took').map((m) => m[2]);
+  assert.equal(puts.length, 9, scene);
+  const firstTake = lines.findIndex((m) => m[1] === 'took');
+  assert.ok(firstTake >= puts.length, `every job is put before any is taken:\n${scene}`);
+  const narrated = puts.filter((m) => /served first/.test(m[3] ?? '')).map((m) => m[2]);
+  assert.equal(narrated.length, 1, `one job is narrated as served first:\n${scene}`);
+  assert.equal(takes[0], narrated[0], `the job narrated as served first is taken first:\n${scene}`);
+  assert.deepEqual([...takes].sort(), puts.map((m) => m[2]).sort(), `each job taken once:\n${scene}`);
+}
+
 describe('demo and bench against a given server', () => {
   let server: TestingServer;
   let stubs: string;
@@ -49,6 +67,7 @@ describe('demo and bench against a given server', () => {
     for (const scene of ['Mutex', 'Semaphore', 'Read-write lock', 'Leader election', 'Queue']) assert.ok(r.stdout.includes(`== ${scene} ==`), scene);
     assert.match(r.stdout, /What next:/);
     assert.equal(calls(), '');
+    assertQueueAsNarrated(r.stdout);
   });
 
   it('the demo with ZK_CONNECT likewise', () => {

@@ -155,14 +155,14 @@ describe('the packed package', () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('npm pack from a fresh copy builds (prepack) and ships dist, sources for its maps, LICENSE and README; no tests', () => {
+  it('npm pack from a fresh copy builds (prepack) and ships dist, sources for its declaration maps, LICENSE and README; no tests, no JS source maps, within its size budget', () => {
     const copy = join(tmp, 'repo');
     for (const f of sourceFiles()) cpSync(join(REPO, f), join(copy, f), { recursive: true });
     assert.equal(existsSync(join(copy, 'dist')), false);
     symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'), 'dir');
     const out = join(tmp, 'pack');
     mkdirSync(out);
-    const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', out], copy).stdout) as [{ filename: string; files: { path: string }[] }];
+    const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', out], copy).stdout) as [{ filename: string; unpackedSize: number; files: { path: string; size: number }[] }];
     tarball = join(out, packed[0].filename);
     packedFiles = packed[0].files.map((f) => f.path);
     const has = (p: string): boolean => packedFiles.includes(p);
@@ -190,7 +190,18 @@ describe('the packed package', () => {
     const pkg = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8')) as { main: string; types: string; exports: Record<string, unknown> };
     const targets = JSON.stringify([pkg.main, pkg.types, pkg.exports]).match(/\.\/dist\/[^"]+/g) ?? [];
     for (const t of targets) assert.ok(has(t.slice(2)), `${t} (package.json) is packed`);
-    // Every source map's sources are in the tarball, so stack traces and go-to-definition resolve.
+    // Footprint: declaration maps and the sources they point at (go-to-definition opens the
+    // TypeScript source, comments included), no JavaScript source maps (tsc's output reads as
+    // the source does), and the whole under a budget: a deliberate increase moves the budget.
+    assert.deepEqual(packedFiles.filter((p) => p.endsWith('.js.map')), [], 'no JavaScript source maps');
+    const budget = 3_500_000;
+    const bytes = new Map<string, number>();
+    for (const f of packed[0].files) {
+      const kind = /\.d\.ts\.map$/.test(f.path) ? 'declaration maps' : f.path.startsWith('src/') ? 'src/' : f.path.startsWith('dist/cjs/') ? 'dist/cjs/' : f.path.startsWith('dist/') ? 'dist/ (ESM)' : 'other';
+      bytes.set(kind, (bytes.get(kind) ?? 0) + f.size);
+    }
+    assert.ok(packed[0].unpackedSize <= budget, `unpacked ${packed[0].unpackedSize} bytes, over the ${budget}-byte budget: ${JSON.stringify(Object.fromEntries(bytes))}`);
+    // Every declaration map's sources are in the tarball, so go-to-definition resolves.
     const maps = packedFiles.filter((p) => p.endsWith('.map'));
     assert.ok(maps.length > 0);
     for (const m of maps) {
@@ -206,7 +217,12 @@ describe('the packed package', () => {
     app = join(tmp, 'app');
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'zk-recipes-consumer', version: '1.0.0', private: true }));
-    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], app);
+    const install = run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], app);
+    // No lifecycle script runs at install (npm warns about each package that has one).
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules', 'zk-recipes', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    const hooks = Object.keys(installed.scripts ?? {}).filter((k) => /^(pre|post)?(install|prepare)$|^prepublish$/.test(k));
+    assert.deepEqual(hooks, [], 'the installed package.json has no install-time script');
+    assert.doesNotMatch(`${install.stdout}\n${install.stderr}`, /install[- ]scripts?/i, 'npm install says nothing about install scripts');
     const deps = (JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies;
     assert.ok(deps['zk-recipes'], 'saved as a dependency');
     // Each project is a folder with its own package.json; they share the install above.

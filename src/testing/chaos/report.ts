@@ -10,7 +10,14 @@ import type { ChaosHistory } from './history.js';
 import { renderHtml } from './html.js';
 import { checkName, describe, need } from './validate.js';
 
-/** The one-line summary of a run: seed, duration, clients, grants, faults, violations. */
+/**
+ * The one-line summary of a run, as `key=value` words: `seed`, `seconds` of faults, `clients`;
+ * `grants` of locks, leases and leadership, and how many holders were told they `lost` one;
+ * acknowledged counter `increments` and queue `puts`; writes the fenced resource accepted
+ * (`fenced-writes-accepted`) and refused for a stale fencing token (`fenced-writes-rejected`:
+ * fencing at work, not a violation); `faults` injected; overlaps `excused` (shown, not
+ * violations); and `violations`, by check.
+ */
 export function summaryLine(history: ChaosHistory, result: CheckResult): string {
   const s = result.stats;
   const grants = Object.values(s.grants).reduce((a, b) => a + b, 0);
@@ -22,7 +29,7 @@ export function summaryLine(history: ChaosHistory, result: CheckResult): string 
   const which = byCheck.size === 0 ? '' : ` (${[...byCheck].map(([c, n]) => `${c} ${n}`).join(', ')})`;
   return (
     `chaos: seed=${history.meta.seed} seconds=${history.meta.seconds} clients=${history.meta.clients.length} ` +
-    `grants=${grants} lost=${lost} increments=${increments} puts=${items} resource=${s.resource.accepted}/${s.resource.rejected} ` +
+    `grants=${grants} lost=${lost} increments=${increments} puts=${items} fenced-writes-accepted=${s.resource.accepted} fenced-writes-rejected=${s.resource.rejected} ` +
     `faults=${s.faults} excused=${result.excused.length} violations=${result.violations.length}${which}`
   );
 }

@@ -5,6 +5,7 @@
  */
 import type { ChaosHistory, WorkloadSpec } from '../history.js';
 import { excerpt, excusedCuts, faultsDuring, type BeliefInterval, type Cut } from './beliefs.js';
+import { hexToken, ms, runSeconds } from '../format.js';
 import type { Violation } from './types.js';
 
 /** Whether `a` and `b` may hold at once on a read-write lock: two reads, or a write and its own downgrade. */
@@ -71,7 +72,7 @@ function sweep(history: ChaosHistory, spec: WorkloadSpec, intervals: readonly Be
         check: 'exclusion',
         workload: spec.name,
         t: next.i.start,
-        message: `${what}: ${all.map((x) => `${x.client} ${x.mode} token ${x.token}`).join(', ')} all believed they held from ${next.i.start.toFixed(1)} for ${(overlapEnd - next.i.start).toFixed(1)} ms`,
+        message: `${what}: ${all.map((x) => `${x.client} ${x.mode} token ${hexToken(x.token)}`).join(', ')} all believed they held for ${ms(overlapEnd - next.i.start)} from ${runSeconds(next.i.start, history.meta.startedAt)} into the run`,
         events: [...excerpt(all), ...faultsDuring(history, next.i.start - 10_000, overlapEnd)].sort((a, b) => a.t - b.t),
       });
     }

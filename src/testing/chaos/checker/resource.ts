@@ -4,6 +4,7 @@
  * @module
  */
 import type { ChaosHistory, GrantEvent, ResourceEvent, WorkloadSpec } from '../history.js';
+import { hexToken } from '../format.js';
 import type { Violation } from './types.js';
 
 /**
@@ -22,11 +23,11 @@ export function checkResource(history: ChaosHistory, spec: WorkloadSpec): Violat
     if (e.type !== 'resource' || e.register !== spec.register || !e.accepted) continue;
     const token = BigInt(e.token);
     if (highest && token < BigInt(highest.token)) {
-      violations.push({ check: 'resource', workload: spec.name, t: e.t, message: `the resource accepted stale token ${token} from ${e.writer} after accepting ${highest.token} from ${highest.writer}`, events: [highest, e] });
+      violations.push({ check: 'resource', workload: spec.name, t: e.t, message: `the resource accepted stale token ${hexToken(token)} from ${e.writer} after accepting ${hexToken(highest.token)} from ${highest.writer}`, events: [highest, e] });
     }
     const grant = granted.get(`${e.writer}\u0000${e.token}`);
     if (!grant) {
-      violations.push({ check: 'resource', workload: spec.name, t: e.t, message: `the resource accepted token ${token} from ${e.writer}, which was never granted it`, events: [e] });
+      violations.push({ check: 'resource', workload: spec.name, t: e.t, message: `the resource accepted token ${hexToken(token)} from ${e.writer}, which was never granted it`, events: [e] });
     }
     if (!highest || token >= BigInt(highest.token)) highest = e;
   }

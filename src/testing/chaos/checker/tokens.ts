@@ -7,6 +7,7 @@
 import type { WorkloadSpec } from '../history.js';
 import { excerpt, type BeliefInterval } from './beliefs.js';
 import { rwCompatible } from './exclusion.js';
+import { hexToken } from '../format.js';
 import type { Violation } from './types.js';
 
 /** Whether two intervals must exclude each other under `spec` (so their tokens are ordered). */
@@ -31,7 +32,7 @@ export function checkTokens(spec: WorkloadSpec, intervals: readonly BeliefInterv
     const seen = byToken.get(i.token);
     const sharedByDowngrade = seen !== undefined && (i.downgradeOf === seen.attempt || seen.downgradeOf === i.attempt) && i.client === seen.client;
     if (seen && !sharedByDowngrade) {
-      violations.push({ check: 'tokens', workload: spec.name, t: i.start, message: `token ${i.token} granted twice: to ${seen.client} (${seen.attempt}) and ${i.client} (${i.attempt})`, events: excerpt([seen, i]) });
+      violations.push({ check: 'tokens', workload: spec.name, t: i.start, message: `token ${hexToken(i.token)} granted twice: to ${seen.client} (${seen.attempt}) and ${i.client} (${i.attempt})`, events: excerpt([seen, i]) });
     }
     byToken.set(i.token, seen ?? i);
   }
@@ -47,7 +48,7 @@ export function checkTokens(spec: WorkloadSpec, intervals: readonly BeliefInterv
           check: 'tokens',
           workload: spec.name,
           t: b.start,
-          message: `token went backwards: ${b.client} was granted token ${b.token} after ${a.client} held token ${a.token}`,
+          message: `token went backwards: ${b.client} was granted token ${hexToken(b.token)} after ${a.client} held token ${hexToken(a.token)}`,
           events: excerpt([a, b]),
         });
       }
