@@ -89,14 +89,20 @@ export class FrameReader {
  * Rewrites the op code of request frames as they stream by (`rewrite` returns the new code, or
  * undefined to keep it), holding back the few bytes of a header split across chunks so that it
  * is rewritten whole. The first frame (the handshake) has no op code and passes as it is.
+ * Without `rewrite` nothing is held: the bytes pass at once and frames are only followed, so a
+ * stream that is not ZooKeeper's passes untouched.
  */
 export class OpRewriter {
+  /** The current frame's first bytes (up to 12: length, xid, op code), as far as seen. */
   #pending: Buffer = Buffer.alloc(0);
+  /** How many of `#pending` were forwarded already (while no rewrite was asked). */
+  #sent = 0;
+  /** Bytes of the current frame still to pass after its header. */
   #left = 0;
   #handshake = true;
 
   /** The bytes of `chunk` to forward now (`chunk` itself, rewritten in place, unless a header is split). */
-  feed(chunk: Buffer, rewrite: (op: number) => number | undefined): Buffer {
+  feed(chunk: Buffer, rewrite?: (op: number) => number | undefined): Buffer {
     if (this.#pending.length === 0 && this.#inPlace(chunk, rewrite)) return chunk;
     const out: Buffer[] = [];
     let o = 0;
@@ -111,23 +117,31 @@ export class OpRewriter {
       const take = Math.min(12 - this.#pending.length, chunk.length - o);
       this.#pending = Buffer.concat([this.#pending, chunk.subarray(o, o + take)]);
       o += take;
-      if (this.#pending.length < 4) continue;
-      const size = 4 + Math.max(0, this.#pending.readInt32BE(0));
-      if (!this.#handshake && this.#pending.length < Math.min(12, size)) continue;
-      if (!this.#handshake && this.#pending.length >= 12) {
+      const size = this.#pending.length >= 4 ? 4 + Math.max(0, this.#pending.readInt32BE(0)) : Infinity;
+      const whole = this.#pending.length >= Math.min(12, size) || this.#handshake && this.#pending.length >= 4;
+      if (!whole) {
+        if (rewrite === undefined) {
+          // Nothing to rewrite: forward at once, only follow the frame.
+          out.push(this.#pending.subarray(this.#sent));
+          this.#sent = this.#pending.length;
+        }
+        continue;
+      }
+      if (!this.#handshake && this.#pending.length >= 12 && this.#sent <= 8 && rewrite !== undefined) {
         const to = rewrite(this.#pending.readInt32BE(8));
         if (to !== undefined) this.#pending.writeInt32BE(to, 8);
       }
       this.#handshake = false;
-      out.push(this.#pending);
+      out.push(this.#pending.subarray(this.#sent));
       this.#left = Math.max(0, size - this.#pending.length);
       this.#pending = Buffer.alloc(0);
+      this.#sent = 0;
     }
     return out.length === 1 ? (out[0] ?? Buffer.alloc(0)) : Buffer.concat(out);
   }
 
   /** The common case: every frame header of `chunk` whole in it. Rewrites in place; false (untouched) otherwise. */
-  #inPlace(chunk: Buffer, rewrite: (op: number) => number | undefined): boolean {
+  #inPlace(chunk: Buffer, rewrite: ((op: number) => number | undefined) | undefined): boolean {
     let o = Math.min(this.#left, chunk.length);
     const edits: number[] = [];
     let handshake = this.#handshake;
@@ -141,9 +155,11 @@ export class OpRewriter {
       left = size - n;
       o += n;
     }
-    for (const at of edits) {
-      const to = rewrite(chunk.readInt32BE(at));
-      if (to !== undefined) chunk.writeInt32BE(to, at);
+    if (rewrite !== undefined) {
+      for (const at of edits) {
+        const to = rewrite(chunk.readInt32BE(at));
+        if (to !== undefined) chunk.writeInt32BE(to, at);
+      }
     }
     this.#handshake = handshake;
     this.#left = left;

@@ -186,7 +186,7 @@ class Link {
     upstream.on('connect', () => this.lanes.forEach((lane) => lane.flush()));
     const fail = (): void => this.destroy();
     this.lanes.push(
-      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail, (c) => taps.request(this, c), rewriteHead, (c) => this.ops.feed(c, (op) => proxy.opRewrite(op))),
+      new Lane(proxy, this.client, () => (upstream.connecting ? undefined : upstream), (n) => (counts.toTarget += n), fail, (c) => taps.request(this, c), rewriteHead, (c) => this.ops.feed(c, proxy.opRewriter())),
       new Lane(proxy, upstream, () => this.client, (n) => (counts.toClient += n), fail, (c) => taps.reply(this, c)),
     );
   }
@@ -302,9 +302,11 @@ export class ChaosProxy {
     this.#unknownOps = new Set(codes);
   }
 
-  /** The op code a request of `op` reaches the server with. @internal */
-  opRewrite(op: number): number | undefined {
-    return this.#unknownOps.has(op) ? UNKNOWN_OP : undefined;
+  /** What rewrites request op codes now (undefined: nothing is, and no byte is held). @internal */
+  opRewriter(): ((op: number) => number | undefined) | undefined {
+    if (this.#unknownOps.size === 0) return undefined;
+    const ops = this.#unknownOps;
+    return (op) => (ops.has(op) ? UNKNOWN_OP : undefined);
   }
 
   /** Forwards traffic untouched (and releases what a blackhole or latency held). */

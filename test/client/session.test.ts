@@ -342,7 +342,7 @@ describe('bad input is rejected before anything is sent', () => {
     await assert.rejects(s.setData('/x', Buffer.alloc(2_000_000)), InvalidArgumentError);
     await assert.rejects(s.setData('/x', 'a', { version: -2 }), InvalidArgumentError);
     await assert.rejects(s.setData('/x', 'a', { version: 1.5 }), InvalidArgumentError);
-    await assert.rejects(s.create('/x', { mode: 'CONTAINER' as never }), InvalidArgumentError);
+    await assert.rejects(s.create('/x', { mode: 'BOGUS' as never }), InvalidArgumentError);
     await assert.rejects(s.create('/x', { acl: [] }), InvalidArgumentError);
     await assert.rejects(s.create('/x', { data: 42 as never }), InvalidArgumentError);
     await assert.rejects(s.multi([]), InvalidArgumentError);

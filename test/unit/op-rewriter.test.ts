@@ -41,3 +41,19 @@ test('nothing to rewrite: the chunk is forwarded as it came', () => {
   const chunk = Buffer.from(stream);
   assert.equal(r.feed(chunk, () => undefined), chunk);
 });
+
+test('without a rewrite nothing is held: a stream that is not ZooKeeper passes byte for byte', () => {
+  const r = new OpRewriter();
+  for (const piece of ['x', 'hello\n', 'ab']) assert.equal(r.feed(Buffer.from(piece)).toString(), piece);
+  const z = new OpRewriter();
+  const bytes = Buffer.concat([...stream].map((b) => z.feed(Buffer.from([b]))));
+  assert.deepEqual(bytes, stream);
+});
+
+test('a rewrite asked in the middle of the stream applies from the next frame whose op code is not out yet', () => {
+  const r = new OpRewriter();
+  const cut = handshake.length + 9; // inside the first request's op code
+  const first = r.feed(Buffer.from(stream.subarray(0, cut)));
+  const rest = r.feed(Buffer.from(stream.subarray(cut)), rewrite);
+  assert.deepEqual(Buffer.concat([first, rest]), Buffer.concat([handshake, requests[0] as Buffer, request(2, 4, '/bb'), request(3, 9999, ''), request(4, 11, '')]));
+});
