@@ -649,38 +649,33 @@ export class ZkSession extends SessionLifecycle {
   }
 
   private rawGetData(path: string, spec: CallSpec, arm?: Arm): Promise<DataResult> {
-    return this.call<DataResult>('getData', path, (g, done) => {
-      const fn = arm ? g.watcherFor('data', path) : undefined;
-      const ride = fn !== undefined && riding(g, path);
-      getData(
-        g.raw,
-        path,
-        fn,
-        (err, result) => {
-          if (fn) {
-            if (err) g.unsent('data', path, fn);
-            else arm?.(g, ['data'], fn);
-          }
-          if (ride) g.persistent.riderDone(path);
-          done(err, result);
-        },
-        fn !== undefined && !ride,
-      );
-    }, spec);
+    return this.rawRead('getData', 'data', getData, path, spec, arm);
   }
 
   private rawGetChildren(path: string, spec: CallSpec, arm?: Arm): Promise<ChildrenResult> {
-    return this.call<ChildrenResult>('getChildren', path, (g, done) => {
-      const fn = arm ? g.watcherFor('child', path) : undefined;
+    return this.rawRead('getChildren', 'child', getChildren, path, spec, arm);
+  }
+
+  /** A getData or getChildren, setting a one-shot watch when armed (riding a persistent one there if any). */
+  private rawRead<T>(
+    op: 'getData' | 'getChildren',
+    kind: 'data' | 'child',
+    send: (client: Generation['raw'], path: string, watcher: ((e: RawEvent) => void) | undefined, cb: (err: RawError | null, value?: T) => void, serverWatch: boolean) => void,
+    path: string,
+    spec: CallSpec,
+    arm?: Arm,
+  ): Promise<T> {
+    return this.call<T>(op, path, (g, done) => {
+      const fn = arm ? g.watcherFor(kind, path) : undefined;
       const ride = fn !== undefined && riding(g, path);
-      getChildren(
+      send(
         g.raw,
         path,
         fn,
         (err, result) => {
           if (fn) {
-            if (err) g.unsent('child', path, fn);
-            else arm?.(g, ['child'], fn);
+            if (err) g.unsent(kind, path, fn);
+            else arm?.(g, [kind], fn);
           }
           if (ride) g.persistent.riderDone(path);
           done(err, result);
