@@ -25,7 +25,8 @@ import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
-import { checkInt, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+import { checkInt, checkKeys, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+import { CALL_OPTION_KEYS, CONNECT_OPTION_KEYS, CREATE_CALL_OPTION_KEYS, MKDIRP_OPTION_KEYS, OP_KEYS, VERSIONED_CALL_OPTION_KEYS, WATCH_OPTION_KEYS } from './option-keys.js';
 
 export type { SessionCounters, SessionCredentials, SessionEvents, SessionInfo, SessionOptions, WaitOptions } from './lifecycle.js';
 
@@ -163,9 +164,10 @@ export class ZkSession extends SessionLifecycle {
    */
   static async connect(connectString: string, options: SessionOptions & { signal?: AbortSignal } = {}): Promise<ZkSession> {
     // Checked before anything starts: an aborted signal never opens a connection.
-    const signal = checkSignal(checkOptions(options).signal);
+    const { signal: given, ...sessionOptions } = checkOptions(options, 'ZkSession.connect', CONNECT_OPTION_KEYS);
+    const signal = checkSignal(given);
     signal?.throwIfAborted();
-    const session = new ZkSession(connectString, options);
+    const session = new ZkSession(connectString, sessionOptions);
     try {
       await session.waitConnected({ timeoutMs: session.connectTimeoutMs, signal });
       return session;
@@ -317,7 +319,7 @@ export class ZkSession extends SessionLifecycle {
 
   private prepareCreate(path: string, options: CreateCallOptions): { data: Buffer | undefined; acls: Buffer; flags: number; signal: AbortSignal | undefined } {
     validatePath(path);
-    checkOptions(options);
+    checkOptions(options, 'create', CREATE_CALL_OPTION_KEYS);
     const signal = checkSignal(options.signal);
     const data = toBuffer(options.data, this.maxDataBytes, path);
     const mode = checkMode(options.mode, 'mode');
@@ -355,7 +357,7 @@ export class ZkSession extends SessionLifecycle {
   delete(path: string, options: { version?: number } & CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      checkOptions(options);
+      checkOptions(options, 'delete', VERSIONED_CALL_OPTION_KEYS);
       validateVersion(options.version, path);
       return this.deleteNode(path, options.version ?? -1, checkSignal(options.signal), { sent: false });
     });
@@ -398,7 +400,7 @@ export class ZkSession extends SessionLifecycle {
   sync(path: string, options: CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'sync');
       this.checkSize({ type: 'sync', path }, 'sync');
       return this.retrying((ledger) => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err)), { signal, abandonable: true, ledger }), signal, 'read');
     });
@@ -408,7 +410,7 @@ export class ZkSession extends SessionLifecycle {
   exists(path: string, options: CallOptions = {}): Promise<Stat | null> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'exists');
       this.checkSize({ type: 'exists', path }, 'exists');
       return this.retrying((ledger) => this.call<Stat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true, ledger }), signal, 'read');
     });
@@ -418,7 +420,7 @@ export class ZkSession extends SessionLifecycle {
   getData(path: string, options: CallOptions = {}): Promise<DataResult> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'getData');
       this.checkSize({ type: 'getData', path }, 'getData');
       return this.retrying((ledger) => this.rawGetData(path, { signal, abandonable: true, ledger }), signal, 'read');
     });
@@ -428,7 +430,7 @@ export class ZkSession extends SessionLifecycle {
   setData(path: string, data: NodeData, options: { version?: number } & CallOptions = {}): Promise<Stat> {
     return this.guard(() => {
       validatePath(path);
-      checkOptions(options);
+      checkOptions(options, 'setData', VERSIONED_CALL_OPTION_KEYS);
       validateVersion(options.version, path);
       const signal = checkSignal(options.signal);
       if (data === undefined) throw new InvalidArgumentError(`setData of ${path}: data must be a Uint8Array or a string, got undefined`, { path });
@@ -443,7 +445,7 @@ export class ZkSession extends SessionLifecycle {
   getChildren(path: string, options: CallOptions = {}): Promise<ChildrenResult> {
     return this.guard(() => {
       validatePath(path);
-      return this.listChildren(path, callSignal(options), { sent: false });
+      return this.listChildren(path, callSignal(options, 'getChildren'), { sent: false });
     });
   }
 
@@ -500,7 +502,7 @@ export class ZkSession extends SessionLifecycle {
     const kind = op === 'getChildren' ? 'child' : 'data';
     return this.guard(async () => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, `${op}Watch`, WATCH_OPTION_KEYS);
       signal?.throwIfAborted();
       this.checkWatch({ type: op, path });
       const changed = deferred<WatchEvent>();
@@ -571,7 +573,7 @@ export class ZkSession extends SessionLifecycle {
   multi(ops: readonly Op[], options: CallOptions = {}): Promise<OpResult[]> {
     return this.guard(() => {
       const prepared = this.prepareMulti(ops);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'multi');
       return this.retrying((ledger) => this.sendMulti(prepared, signal, ledger), signal, 'write');
     });
   }
@@ -614,6 +616,7 @@ export class ZkSession extends SessionLifecycle {
   private prepareOp(op: Op, i: number): Op & { data?: Buffer } {
     if (op === null || typeof op !== 'object') throw new InvalidArgumentError(`ops[${i}] must be an object, got ${describe(op)}`);
     validatePath(op.path, `ops[${i}].path`);
+    if (Object.hasOwn(OP_KEYS, op.type)) checkKeys(op, `ops[${i}] (${op.type})`, OP_KEYS[op.type], 'key');
     switch (op.type) {
       case 'create': {
         const mode = checkMode(op.mode, `ops[${i}].mode`);
@@ -636,7 +639,7 @@ export class ZkSession extends SessionLifecycle {
   mkdirp(path: string, options: { data?: NodeData; acl?: readonly import('./types.js').Acl[] } & CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      checkOptions(options);
+      checkOptions(options, 'mkdirp', MKDIRP_OPTION_KEYS);
       return this.makeDirs(path, options, { sent: false });
     });
   }
@@ -657,7 +660,7 @@ export class ZkSession extends SessionLifecycle {
   deleteRecursive(path: string, options: CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'deleteRecursive');
       if (path === '/') throw new InvalidArgumentError('refusing to delete the root node');
       return this.deleteTree(path, signal, { sent: false });
     });
@@ -725,9 +728,9 @@ function checkMode(mode: unknown, what: string): keyof typeof CREATE_MODE_FLAGS 
   return mode as keyof typeof CREATE_MODE_FLAGS;
 }
 
-/** The validated signal of a call's options. */
-function callSignal(options: CallOptions | undefined): AbortSignal | undefined {
-  return checkSignal(checkOptions(options).signal);
+/** The validated signal of a call's options (`what`: the call). */
+function callSignal(options: CallOptions | undefined, what: string, keys: readonly string[] = CALL_OPTION_KEYS): AbortSignal | undefined {
+  return checkSignal(checkOptions(options, what, keys).signal);
 }
 
 /** The chroot of a connect string ('' when none). */

@@ -9,7 +9,7 @@ import { Mutex as AsyncMutex } from 'async-mutex';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
-import { checkBoolean, checkFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, validatePath } from '../client/validate.js';
+import { checkBoolean, checkFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError } from '../errors.js';
 import { linkSignals } from '../util/signals.js';
 import { LockHandle } from './handle.js';
@@ -48,6 +48,9 @@ export interface LockOptions {
   lossPolicy?: LossPolicy;
 }
 
+/** The keys of {@link LockOptions}. @internal */
+export const LOCK_OPTION_KEYS = optionKeys<LockOptions>({ participantId: true, watchOwnNode: true, reapParentAfterMs: true, lossPolicy: true });
+
 /** When a held lock's signal aborts because of the connection; see {@link LockOptions.lossPolicy}. @group Recipes */
 export type LossPolicy = 'lost' | 'suspended';
 
@@ -63,6 +66,9 @@ export interface AcquireOptions {
   /** Give up when this aborts, rejecting with its reason. */
   signal?: AbortSignal;
 }
+
+/** The keys of {@link AcquireOptions}. @internal */
+export const ACQUIRE_OPTION_KEYS = optionKeys<AcquireOptions>({ timeoutMs: true, signal: true });
 
 /** A node in a lock's queue, as `participants()` reports it. @group Recipes */
 export interface Participant {
@@ -122,6 +128,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     spec: LockSpec,
     options: LockOptions,
     private readonly what: string,
+    /** The keys `options` may have (a subclass's options add to {@link LOCK_OPTION_KEYS}). */
+    optionNames: readonly string[] = LOCK_OPTION_KEYS,
   ) {
     super();
     if (session === null || typeof session !== 'object' || typeof (session as Partial<ZkSession>).createWithStat !== 'function') {
@@ -129,7 +137,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     }
     validatePath(path, `${what} path`);
     if (path === '/') throw new InvalidArgumentError(`${what} path must not be the root`);
-    checkOptions(options, `${what} options`);
+    checkOptions(options, `new ${constructorName(what)}`, optionNames);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
       throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     }
@@ -201,7 +209,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
    * `inPlaceOf`, one node in that held node's place, or {@link LockLostError} once it is gone.
    */
   protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
-    const opts = checkOptions(options);
+    const opts = checkOptions(options, 'acquire', ACQUIRE_OPTION_KEYS);
     const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
     const userSignal = checkSignal(opts.signal);
     this.assertOpen();
@@ -269,7 +277,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     acquire: (options: AcquireOptions | undefined) => Promise<LockHandle>,
   ): Promise<T> {
     checkFunction(fn, 'runExclusive: fn');
-    const opts = checkOptions(options, 'runExclusive options');
+    const opts = checkOptions(options, 'runExclusive', ACQUIRE_OPTION_KEYS);
     checkTimeout(opts.timeoutMs);
     checkSignal(opts.signal);
     return this.runWith(await acquire(options), fn);
@@ -352,5 +360,20 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   protected assertOpen(): void {
     if (this.closing) throw new ClosedError(`${this.what} ${this.path} is closed`);
     if (this.session.closed) throw new ClosedError(`the session of ${this.what} ${this.path} is closed`);
+  }
+}
+
+/** The class a recipe's `what` names, for messages: `mutex` → `Mutex`, `read lock` → `ReadWriteLock`. */
+function constructorName(what: string): string {
+  switch (what) {
+    case 'mutex':
+      return 'Mutex';
+    case 'semaphore':
+      return 'Semaphore';
+    case 'read lock':
+    case 'write lock':
+      return 'ReadWriteLock';
+    default:
+      return what;
   }
 }

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState } from '../client/types.js';
-import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
+import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from '../client/validate.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
@@ -55,6 +55,20 @@ export interface LeaderLatchOptions {
     maxDelayMs?: number;
   };
 }
+
+/** The keys of {@link LeaderLatchOptions}. @internal */
+export const LEADER_LATCH_OPTION_KEYS = optionKeys<LeaderLatchOptions>({ participantId: true, policy: true, lockName: true, watchOwnNode: true, errorBackoff: true });
+
+/** Options of {@link LeaderLatch.awaitLeadership}: the bound of the wait. @group Recipes */
+export interface LeaderWaitOptions {
+  /** Give up after this many ms with {@link LockTimeoutError}. Default: wait without limit. */
+  timeoutMs?: number;
+  /** Give up when this aborts, rejecting with its reason. */
+  signal?: AbortSignal;
+}
+
+/** The keys of {@link LeaderWaitOptions}. @internal */
+export const LEADER_WAIT_OPTION_KEYS = optionKeys<LeaderWaitOptions>({ timeoutMs: true, signal: true });
 
 /** The default {@link LeaderLatchOptions.errorBackoff}. */
 const DEFAULT_ERROR_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
@@ -154,7 +168,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     }
     validatePath(path, 'leader latch path');
     if (path === '/') throw new InvalidArgumentError('leader latch path must not be the root');
-    checkOptions(options, 'leader latch options');
+    checkOptions(options, 'new LeaderLatch', LEADER_LATCH_OPTION_KEYS);
     const policy = options.policy === undefined ? 'suspended' : options.policy;
     if (policy !== 'suspended' && policy !== 'lost') throw new InvalidArgumentError(`policy must be 'suspended' or 'lost', got ${describe(policy)}`);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
@@ -217,8 +231,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
    * `SessionExpiredError` (or `ClosedError`) once the participant left the election because its
    * session is `LOST` with `renewOnLoss` off (or closed): it can never be elected then.
    */
-  async awaitLeadership(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
-    const o = checkOptions(options);
+  async awaitLeadership(options: LeaderWaitOptions = {}): Promise<void> {
+    const o = checkOptions(options, 'awaitLeadership', LEADER_WAIT_OPTION_KEYS);
     const timeoutMs = checkTimeout(o.timeoutMs);
     const signal = checkSignal(o.signal);
     if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);

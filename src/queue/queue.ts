@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import type { NodeData } from '../client/types.js';
-import { describe, toBuffer, validatePath } from '../client/validate.js';
+import { checkOptions, describe, toBuffer, validatePath } from '../client/validate.js';
 import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NoNodeError, OperationTimeoutError } from '../errors.js';
 import { delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
 import { linkSignals } from '../util/signals.js';
@@ -20,7 +20,7 @@ import { Cursor, type Reader } from './cursor.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { IdleLine } from './line.js';
 import { Members } from './members.js';
-import { callBound, checkLimit, checkPriority, consumeConfig, type QueueCallOptions, type ConsumeHandler, type ConsumeOptions, type DeadLetterOptions, type PutOptions, type QueueOptions, type TakeOptions } from './options.js';
+import { callBound, checkLimit, checkPriority, consumeConfig, DEAD_LETTER_OPTION_KEYS, PUT_OPTION_KEYS, QUEUE_CALL_OPTION_KEYS, QUEUE_OPTION_KEYS, TAKE_OPTION_KEYS, type QueueCallOptions, type ConsumeHandler, type ConsumeOptions, type DeadLetterOptions, type PutOptions, type QueueOptions, type TakeOptions } from './options.js';
 import { Producer } from './producer.js';
 
 const noop = (): void => undefined;
@@ -98,7 +98,7 @@ export class DistributedQueue {
     }
     validatePath(path, 'queue path');
     if (path === '/') throw new InvalidArgumentError('queue path must not be the root');
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
+    checkOptions(options, 'new DistributedQueue', QUEUE_OPTION_KEYS);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     this.path = path;
     const data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
@@ -113,7 +113,7 @@ export class DistributedQueue {
 
   /** Adds one item. Resolves to its path (see {@link DistributedQueue.putAll}). */
   async put(data: NodeData, options: PutOptions = {}): Promise<string> {
-    return (await this.putAll([data], options))[0] as string;
+    return (await this.putItems([data], options, 'put'))[0] as string;
   }
 
   /**
@@ -123,7 +123,11 @@ export class DistributedQueue {
    * outcome was known and no item of it is found: it may have been put and taken already.
    */
   async putAll(items: readonly NodeData[], options: PutOptions = {}): Promise<string[]> {
-    const bound = callBound(options);
+    return this.putItems(items, options, 'putAll');
+  }
+
+  private async putItems(items: readonly NodeData[], options: PutOptions, what: string): Promise<string[]> {
+    const bound = callBound(options, what, PUT_OPTION_KEYS);
     const priority = checkPriority(options.priority);
     this.assertOpen();
     if (!Array.isArray(items) || items.length === 0) throw new InvalidArgumentError(`putAll needs a non-empty array of items, got ${describe(items)}`);
@@ -143,7 +147,7 @@ export class DistributedQueue {
 
   /** Takes the next item if there is one right now, else `null` (at-most-once). */
   async poll(options: TakeOptions = {}): Promise<Buffer | null> {
-    return this.bounded(callBound(options), 'poll', (signal) => this.tryTake(signal));
+    return this.bounded(callBound(options, 'poll', TAKE_OPTION_KEYS), 'poll', (signal) => this.tryTake(signal));
   }
 
   /**
@@ -154,7 +158,7 @@ export class DistributedQueue {
    * delete took it); otherwise the item may be lost (never handed out twice).
    */
   async take(options: TakeOptions = {}): Promise<Buffer> {
-    return this.bounded(callBound(options), 'take', async (signal) => {
+    return this.bounded(callBound(options, 'take', TAKE_OPTION_KEYS), 'take', async (signal) => {
       for (;;) {
         const item = await this.tryTake(signal);
         if (item) return item;
@@ -215,12 +219,12 @@ export class DistributedQueue {
 
   /** Number of items in the queue (claimed ones included). */
   async size(options: TakeOptions = {}): Promise<number> {
-    return this.bounded(callBound(options), 'size', (signal) => this.cursor.size(signal));
+    return this.bounded(callBound(options, 'size', TAKE_OPTION_KEYS), 'size', (signal) => this.cursor.size(signal));
   }
 
   /** The next item's data without taking it, or `null` when empty. */
   async peek(options: TakeOptions = {}): Promise<Buffer | null> {
-    return this.bounded(callBound(options), 'peek', async (signal) => {
+    return this.bounded(callBound(options, 'peek', TAKE_OPTION_KEYS), 'peek', async (signal) => {
       for (;;) {
         const [head] = await this.cursor.all(signal);
         if (!head) return null;
@@ -235,8 +239,9 @@ export class DistributedQueue {
 
   /** The dead letters (items moved out after `maxDeliveries`), oldest first. */
   async deadLetters(options: DeadLetterOptions = {}): Promise<DeadLetter[]> {
+    const bound = callBound(options, 'deadLetters', DEAD_LETTER_OPTION_KEYS);
     const limit = checkLimit(options.limit);
-    return this.bounded(callBound(options), 'deadLetters', (signal) => this.dead.list(limit, signal));
+    return this.bounded(bound, 'deadLetters', (signal) => this.dead.list(limit, signal));
   }
 
   /**
@@ -246,7 +251,7 @@ export class DistributedQueue {
    * discarded by someone else).
    */
   async requeueDeadLetter(letter: DeadLetter, options: PutOptions = {}): Promise<string> {
-    const bound = callBound(options);
+    const bound = callBound(options, 'requeueDeadLetter', PUT_OPTION_KEYS);
     const checked = this.checkLetter(letter);
     const priority = options.priority === undefined ? checked.priority : checkPriority(options.priority);
     const data = toBuffer(checked.data, this.session.dataLimit, checked.path) ?? Buffer.alloc(0);
@@ -256,7 +261,7 @@ export class DistributedQueue {
 
   /** Deletes a dead letter for good. Resolves to false if it was not there. */
   async discardDeadLetter(letter: DeadLetter, options: QueueCallOptions = {}): Promise<boolean> {
-    const bound = callBound(options);
+    const bound = callBound(options, 'discardDeadLetter', QUEUE_CALL_OPTION_KEYS);
     const checked = this.checkLetter(letter);
     return this.bounded(bound, 'discardDeadLetter', (signal) => this.dead.discard(checked, signal));
   }

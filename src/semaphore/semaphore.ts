@@ -5,10 +5,10 @@
  */
 import type { ZkSession } from '../client/session.js';
 import type { Stat } from '../client/types.js';
-import { describe } from '../client/validate.js';
+import { checkOptions, describe, optionKeys } from '../client/validate.js';
 import type { LockHandle } from '../driver/handle.js';
 import type { AcquireRequest, HeldNodes, LockDriver } from '../driver/lock-driver.js';
-import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
+import { LOCK_OPTION_KEYS, LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
 import { parseNode, type QueueNode } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { BadVersionError, InvalidArgumentError, LayoutMismatchError, LeaseMismatchError, NoNodeError } from '../errors.js';
@@ -37,6 +37,9 @@ export interface SemaphoreOptions extends LockOptions {
   /** Node layout, i.e. which Curator class the path is shared with. Default `'window'`. */
   layout?: SemaphoreLayout;
 }
+
+/** The keys of {@link SemaphoreOptions}. @internal */
+export const SEMAPHORE_OPTION_KEYS = optionKeys<SemaphoreOptions, LockOptions>({ maxLeases: true, layout: true }, LOCK_OPTION_KEYS);
 
 /**
  * A distributed counting semaphore: at most `maxLeases` leases held at once across all
@@ -89,6 +92,8 @@ export class Semaphore extends LockRecipe {
 
   /** Creates a semaphore on `path` (its directory; created on demand with `maxLeases` as data). */
   constructor(session: ZkSession, path: string, options: SemaphoreOptions) {
+    // First, so that a misspelled `maxLeases` is named as such.
+    if (options !== undefined) checkOptions(options, 'new Semaphore', SEMAPHORE_OPTION_KEYS);
     const max = (options as Partial<SemaphoreOptions> | undefined)?.maxLeases;
     if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 1_000_000) {
       throw new InvalidArgumentError(`semaphore maxLeases must be an integer from 1 to 1000000, got ${describe(max)}`);
@@ -96,7 +101,7 @@ export class Semaphore extends LockRecipe {
     const given = (options as Partial<SemaphoreOptions>).layout;
     const layout = given === undefined ? 'window' : given;
     if (layout !== 'window' && layout !== 'curator-v2') throw new InvalidArgumentError(`semaphore layout must be 'window' or 'curator-v2', got ${describe(layout)}`);
-    super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(max), dirData: Buffer.from(String(max)) }, options, 'semaphore');
+    super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(max), dirData: Buffer.from(String(max)) }, options, 'semaphore', SEMAPHORE_OPTION_KEYS);
     this.maxLeases = max;
     this.layout = layout;
     this.v2 = layout === 'curator-v2' ? new CuratorV2Layout(session, path, max, (stat, children) => this.checkDirectory(stat, children)) : undefined;
