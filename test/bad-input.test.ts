@@ -10,6 +10,7 @@ import {
   ClosedError,
   ConnectionLossError,
   DistributedQueue,
+  IllegalStateError,
   InvalidArgumentError,
   LeaderLatch,
   LeaderSelector,
@@ -549,9 +550,27 @@ const leaderRows: Row[] = [
   },
   typo('latch: constructor', 'polcy', 'policy', (c) => new LeaderLatch(c.s, c.path, { polcy: 'lost' } as never)),
   typo('latch: constructor errorBackoff', 'baseDelay', 'baseDelayMs', (c) => new LeaderLatch(c.s, c.path, { errorBackoff: { baseDelay: 5 } } as never)),
+  typo('latch: start', 'timeout', 'timeoutMs', (c) => new LeaderLatch(c.s, c.path).start({ timeout: 5 } as never)),
   typo('latch: awaitLeadership', 'timeout', 'timeoutMs', (c) => c.leader.awaitLeadership({ timeout: 5 } as never)),
   typo('selector: constructor', 'watchOwnNodes', 'watchOwnNode', (c) => new LeaderSelector(c.s, c.path, { watchOwnNodes: true } as never)),
   typo('selector: run', 'reqeue', 'requeue', (c) => new LeaderSelector(c.s, c.path).run(() => 1, { reqeue: true } as never)),
+  ...BAD_TIMEOUTS.map((t): Row => ({ name: `latch: start({ timeoutMs: ${show(t)} })`, call: (c) => new LeaderLatch(c.s, c.path).start({ timeoutMs: t as number }), expect: IA })),
+  ...BAD_OPTIONS.map((o): Row => ({ name: `latch: start(${show(o)})`, call: (c) => new LeaderLatch(c.s, c.path).start(o as never), expect: IA })),
+  { name: 'latch: start({ signal: {} })', call: (c) => new LeaderLatch(c.s, c.path).start({ signal: {} as AbortSignal }), expect: IA },
+  { name: 'latch: start with an aborted signal', call: (c) => new LeaderLatch(c.s, c.path).start({ signal: c.aborted }), expect: 'reason' },
+  { name: 'latch: start() twice', call: (c) => c.leader.start(), expect: IllegalStateError },
+  {
+    name: 'latch: start({ timeoutMs: 500 }) on a refusing server',
+    call: async (c) => {
+      const l = new LeaderLatch(c.refusing, c.path);
+      try {
+        await l.start({ timeoutMs: 500 });
+      } finally {
+        await l.close();
+      }
+    },
+    expect: LockTimeoutError,
+  },
   { name: 'selector: run with signal timeout(500) on a refusing server', call: (c) => new LeaderSelector(c.refusing, c.path).run(() => 1, { signal: AbortSignal.timeout(500) }), expect: 'timeout-reason' },
 ];
 

@@ -155,6 +155,7 @@ const entries: Entry[] = [
   // Leader election.
   { name: 'new LeaderLatch', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderLatch(s, '/l', o(x))) },
   { name: 'new LeaderLatch errorBackoff', source: { property: ['LeaderLatchOptions', 'errorBackoff'] }, call: (x) => keep(new LeaderLatch(s, '/l', { errorBackoff: x })) },
+  { name: 'latch.start', source: { type: 'LeaderWaitOptions' }, call: (x) => keep(new LeaderLatch(s, '/l')).start(o(x)), poison: aborted },
   { name: 'latch.awaitLeadership', source: { type: 'LeaderWaitOptions' }, call: (x) => keep(new LeaderLatch(s, '/l')).awaitLeadership(o(x)), poison: aborted },
   { name: 'new LeaderSelector', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderSelector(s, '/l', o(x))) },
   { name: 'selector.run', source: { type: 'RunOptions' }, call: (x) => keep(new LeaderSelector(s, '/l')).run(() => 1, o(x)), poison: aborted },
