@@ -10,11 +10,12 @@ import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
 import { checkBoolean, checkFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
-import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError } from '../errors.js';
+import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
 import { linkSignals } from '../util/signals.js';
 import { LockHandle } from './handle.js';
 import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
+import { layoutsOf, refuseForeign, type LayoutId } from './layouts.js';
 import { ParentReaper } from './reaper.js';
 
 /** Options shared by every lock-like recipe. @group Recipes */
@@ -121,6 +122,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private closing: Promise<void> | undefined;
   /** Whether this instance ever tried to acquire (so its directories may exist because of it). */
   private used = false;
+  /** The layouts of this recipe's nodes under its path: other recipes' nodes there are refused. */
+  protected readonly ownLayouts: readonly LayoutId[];
 
   protected constructor(
     protected readonly session: ZkSession,
@@ -153,6 +156,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     if (lossPolicy !== 'lost' && lossPolicy !== 'suspended') throw new InvalidArgumentError(`lossPolicy must be 'lost' or 'suspended', got ${describe(lossPolicy)}`);
     this.lossPolicy = lossPolicy;
     this.driver = new LockDriver(session, path, spec);
+    this.ownLayouts = layoutsOf(spec.lockName);
     this.reaper = new ParentReaper(session, grace);
     this.onState = (s) => {
       if (this.held.size === 0) return;
@@ -166,9 +170,13 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
 
   /**
    * Called with the directory's Stat and children on the first listing after our node was
-   * created; semaphores verify `maxLeases` and the layout here.
+   * created (of every acquisition: participants come and go): another recipe's nodes there are
+   * refused with {@link LayoutMismatchError}; semaphores also verify `maxLeases`, and a mutex
+   * that no semaphore of more leases records its limit there.
    */
-  protected checkDirectory(_stat: Stat, _children: readonly string[]): Promise<void> | void {}
+  protected checkDirectory(_stat: Stat, children: readonly string[]): Promise<void> | void {
+    refuseForeign(this.what, this.path, children, this.ownLayouts);
+  }
 
   /**
    * Enters the queue and waits for a grant (null: not granted in time). A layout with its own

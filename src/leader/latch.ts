@@ -8,12 +8,13 @@ import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from '../client/validate.js';
+import { layoutsOf, OneHolderDirectory, ONE_HOLDER_RECORD, refuseForeign, type LayoutId } from '../driver/layouts.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
-import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
 import { deferred, delay, raceAbort, type Deferred } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
 
@@ -152,6 +153,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private readonly policy: LeadershipPolicy;
   private readonly backoff: Backoff;
   private readonly kinds: readonly string[];
+  /** The layouts of our nodes: other recipes' nodes on the path are refused. */
+  private readonly layouts: readonly LayoutId[];
+  /** With `lock-` nodes (a leader selector), the check that no semaphore shares them. */
+  private readonly oneHolder: OneHolderDirectory | undefined;
   private readonly watchOwnNode: boolean;
   private started = false;
   /** Resolved once our node is in the election, for the `start()` waiting on it. */
@@ -196,7 +201,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.kinds = [lockName];
     this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
     if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
-    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1), handoff: true });
+    this.layouts = layoutsOf(lockName);
+    // `lock-` nodes, as a mutex's: one holder at a time, recorded as a mutex records it.
+    this.oneHolder = this.layouts.includes('lock') ? new OneHolderDirectory(session, path, 'leader selector') : undefined;
+    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1), handoff: true, ...(this.oneHolder && { dirData: ONE_HOLDER_RECORD }) });
     this.reaper = new ParentReaper(session, 10_000);
     this.onState = (s) => {
       if (s === 'SUSPENDED' && this.policy === 'suspended') this.endLeadership(new LockLostError(`leadership of ${this.path} ended: connection suspended`, { path }));
@@ -377,9 +385,12 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
 
   /**
    * Called with the first listing after our node was created: it is in the election now (what
-   * `start()` waits for).
+   * `start()` waits for), unless another recipe uses the path ({@link LayoutMismatchError}: the
+   * node is deleted, the error emitted, and entering retried after the backoff).
    */
-  private inElection(_stat: Stat, _children: readonly string[]): void {
+  private async inElection(stat: Stat, children: readonly string[]): Promise<void> {
+    refuseForeign(this.oneHolder ? 'leader selector' : 'leader latch', this.path, children, this.layouts);
+    await this.oneHolder?.check(stat);
     this.entered?.resolve();
   }
 

@@ -9,6 +9,7 @@ import { checkOptions, describe, optionKeys } from '../client/validate.js';
 import type { LockHandle } from '../driver/handle.js';
 import type { AcquireRequest, HeldNodes, LockDriver } from '../driver/lock-driver.js';
 import { LOCK_OPTION_KEYS, LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
+import { parseRecord, refuseForeign } from '../driver/layouts.js';
 import { parseNode, type QueueNode } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { BadVersionError, InvalidArgumentError, LayoutMismatchError, LeaseMismatchError, NoNodeError } from '../errors.js';
@@ -177,8 +178,8 @@ export class Semaphore extends LockRecipe {
         if (err instanceof NoNodeError) return;
         throw err;
       }
-      const recorded = data.toString('utf8');
-      if (recorded === '') {
+      const record = parseRecord(data);
+      if (record.kind === 'none') {
         // Created by someone who did not record a limit (e.g. a plain mkdirp): claim it.
         try {
           await this.session.setData(this.path, String(this.maxLeases), { version });
@@ -186,9 +187,17 @@ export class Semaphore extends LockRecipe {
           if (err instanceof BadVersionError) continue;
           throw err;
         }
-      } else if (recorded !== String(this.maxLeases)) {
+      } else if (record.kind === 'one-holder' || record.kind === 'latch') {
+        // A mutex (or leader election) of one holder at a time: a semaphore of one lease is one.
+        if (record.kind === 'latch' || this.maxLeases !== 1) {
+          throw new LayoutMismatchError(
+            `semaphore ${this.path} (maxLeases ${this.maxLeases}) is used by ${record.kind === 'latch' ? 'a LeaderLatch' : 'a Mutex or a LeaderSelector'}, one holder at a time (its data says so, and its nodes are like ours): neither would respect the other's limit; use another path for one of them`,
+            { path: this.path },
+          );
+        }
+      } else if (record.kind !== 'leases' || record.maxLeases !== this.maxLeases) {
         throw new LeaseMismatchError(
-          `semaphore ${this.path} is used with maxLeases ${recorded}, but this participant was configured with ${this.maxLeases}; use the same maxLeases everywhere (or a new path)`,
+          `semaphore ${this.path} is used with maxLeases ${record.kind === 'leases' ? record.maxLeases : JSON.stringify(record.text)}, but this participant was configured with ${this.maxLeases}; use the same maxLeases everywhere (or a new path)`,
           { path: this.path },
         );
       }
@@ -197,8 +206,14 @@ export class Semaphore extends LockRecipe {
     }
   }
 
-  /** Throws {@link LayoutMismatchError} when `children` (of `path`) show the other layout. */
+  /** Throws {@link LayoutMismatchError} when `children` (of `path`) show another layout. */
   private checkLayout(children: readonly string[]): void {
+    this.checkOtherSemaphoreLayout(children);
+    refuseForeign('semaphore', this.path, children, this.v2 ? ['semaphore-v2'] : ['lock']);
+  }
+
+  /** The other layout of a semaphore, with what to do. */
+  private checkOtherSemaphoreLayout(children: readonly string[]): void {
     if (this.v2) {
       const foreign = children.find((c) => parseNode(c, ['lock-']) !== undefined);
       if (foreign === undefined) return;
