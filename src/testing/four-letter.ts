@@ -248,7 +248,12 @@ export async function cons(
 /** What the leader's `dump` lists: the sessions it tracks and the ephemerals they own. @group Testing */
 export interface SessionDump {
   /** Every session the leader tracks (`0x...`), with when it expires unless touched. */
-  readonly sessions: readonly { readonly sessionId: string; readonly expiresAt: string }[];
+  readonly sessions: readonly {
+    /** The session id, `0x...`. */
+    readonly sessionId: string;
+    /** When the leader expires it unless it is touched, as the leader prints it. */
+    readonly expiresAt: string;
+  }[];
   /** Ephemeral paths by owner session (`0x...`). */
   readonly ephemerals: ReadonlyMap<string, readonly string[]>;
 }
