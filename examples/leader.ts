@@ -44,8 +44,8 @@ export async function main(connectString: string, options: LeaderExampleOptions)
   });
   latch.on('revoked', (reason) => console.warn(`${id}: no longer leader (${reason.message})`));
   latch.on('error', (err) => console.warn(`${id}: election error, retrying: ${err.message}`));
-  latch.start();
   try {
+    await latch.start(); // resolves once this instance is in the election: participants() lists it
     if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
   } finally {
     await latch.close(); // steps down (the next participant is elected now) and leaves

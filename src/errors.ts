@@ -160,12 +160,13 @@ export class LeaseMismatchError extends ZkRecipesError {
 }
 
 /**
- * A recipe's path is in use by participants of another node layout, which cannot see ours: e.g.
- * a `Semaphore` with the default window layout (`lock-` nodes directly under the path) on
- * a path that Curator's `InterProcessSemaphoreV2` uses (`locks` and `leases` children), or the
- * other way round. Sharing it would silently break the limit, so the acquisition is refused and
- * nothing of it is left behind. Use the layout the path's other participants use, or another
- * path.
+ * A recipe's path is in use by another recipe, whose nodes it cannot see (nor that recipe ours):
+ * e.g. a `ReadWriteLock` or a `DistributedQueue` where a `Mutex` holds, a `Semaphore` of two
+ * leases where a `Mutex` holds (they share node names; the directory's data tells them apart),
+ * or a window-layout `Semaphore` on a path that Curator's `InterProcessSemaphoreV2` uses
+ * (`locks` and `leases` children). Sharing it would silently break both, so the call is refused
+ * and nothing of it is left behind. Use another path (or, for a semaphore, the layout the path's
+ * other participants use). Each recipe guide says what can and cannot be told apart.
  * @group Errors
  */
 export class LayoutMismatchError extends ZkRecipesError {

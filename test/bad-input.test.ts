@@ -10,6 +10,7 @@ import {
   ClosedError,
   ConnectionLossError,
   DistributedQueue,
+  IllegalStateError,
   InvalidArgumentError,
   LeaderLatch,
   LeaderSelector,
@@ -81,6 +82,8 @@ interface Row {
   readonly expect: Expect;
   /** Requests the healthy session may send for this row (default none). */
   readonly sends?: boolean;
+  /** What the error's message must say (e.g. the option it names). */
+  readonly message?: RegExp;
 }
 
 /** What rows are given. */
@@ -186,6 +189,7 @@ async function runRow(row: Row): Promise<void> {
       else assert.equal(typeof (error as { code?: unknown }).code, 'string', 'a typed error has a stable code');
     }
     if (row.expect === InvalidArgumentError) assert.match((error as Error).message, /\w+/, 'the message names the argument');
+    if (row.message) assert.match((error as Error).message, row.message);
   }
   if (!row.sends) assert.equal(requests(c.s) - before, 0, 'nothing was sent');
   assert.equal(await fx.observer.exists(c.path), null, `nothing left at ${c.path}`);
@@ -212,6 +216,16 @@ const BAD_TIMEOUTS: readonly unknown[] = [-1, Number.NaN, Infinity, 2 ** 31, 1e1
 const BAD_OPTIONS: readonly unknown[] = [null, 'x', 42, true];
 const BAD_BOOLEANS: readonly unknown[] = ['false', 'true', 0, 1, null];
 const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
+/**
+ * A misspelled option: `call` passes `{ [key]: ... }` where `meant` was meant. It must be refused
+ * (not ignored: `{ timeout: 5 }` would wait forever) with a message naming both.
+ */
+const typo = (name: string, key: string, meant: string, call: Row['call']): Row => ({
+  name: `${name}: misspelled option ${key}`,
+  call,
+  expect: InvalidArgumentError,
+  message: new RegExp(`unknown (option|key) '${key}' of .*: did you mean '${meant}'\\?`),
+});
 
 // ---- the session ----------------------------------------------------------------------------
 
@@ -319,6 +333,27 @@ const sessionRows: Row[] = [
   ...(['create', 'getData', 'getChildren', 'delete', 'getDataWatch', 'addWatch', 'sync'] as const).map(
     (op): Row => ({ name: `${op} with signal {}`, call: (c) => c.s[op](c.path, { signal: {} as AbortSignal }), expect: IA }),
   ),
+  // Misspelled options: refused before anything is sent, naming the option meant.
+  typo('new ZkSession', 'sesionTimeoutMs', 'sessionTimeoutMs', () => new ZkSession(fx.server.connectString, { sesionTimeoutMs: 5000 } as never)),
+  typo('new ZkSession', 'connectTimeout', 'connectTimeoutMs', () => new ZkSession(fx.server.connectString, { connectTimeout: 5000 } as never)),
+  typo('new ZkSession retry', 'maxRetry', 'maxRetries', () => new ZkSession(fx.server.connectString, { retry: { maxRetry: 1 } } as never)),
+  typo('ZkSession.connect', 'singal', 'signal', (c) => ZkSession.connect(fx.server.connectString, { singal: c.aborted } as never)),
+  typo('ZkSession.connect', 'sessionTimeout', 'sessionTimeoutMs', () => ZkSession.connect(fx.server.connectString, { sessionTimeout: 5000 } as never)),
+  typo('waitConnected', 'timeout', 'timeoutMs', (c) => c.s.waitConnected({ timeout: 5 } as never)),
+  typo('create', 'mod', 'mode', (c) => c.s.create(c.path, { mod: 'EPHEMERAL' } as never)),
+  typo('createWithStat', 'dat', 'data', (c) => c.s.createWithStat(c.path, { dat: 'x' } as never)),
+  typo('delete', 'verison', 'version', (c) => c.s.delete(c.path, { verison: 3 } as never)),
+  typo('setData', 'verison', 'version', (c) => c.s.setData(c.path, 'x', { verison: 3 } as never)),
+  typo('mkdirp', 'acls', 'acl', (c) => c.s.mkdirp(c.path, { acls: [] } as never)),
+  ...(['exists', 'getData', 'getChildren', 'sync', 'deleteRecursive', 'getDataWatch', 'getChildrenWatch', 'existsWatch'] as const).map((op) =>
+    typo(op, 'Signal', 'signal', (c) => c.s[op](c.path, { Signal: c.aborted } as never)),
+  ),
+  typo('multi', 'sigal', 'signal', (c) => c.s.multi([{ type: 'create', path: c.path }], { sigal: c.aborted } as never)),
+  // A misspelled key of an op would change its meaning: a check or setData of any version.
+  typo('multi check op', 'verison', 'version', (c) => c.s.multi([{ type: 'check', path: c.path, verison: 3 } as never])),
+  typo('multi setData op', 'versoin', 'version', (c) => c.s.multi([{ type: 'setData', path: c.path, data: 'x', versoin: 3 } as never])),
+  typo('multi create op', 'mdoe', 'mode', (c) => c.s.multi([{ type: 'create', path: c.path, mdoe: 'EPHEMERAL' } as never])),
+  { name: 'new ZkSession: an unknown option with no near key', call: () => new ZkSession(fx.server.connectString, { colour: 'red' } as never), expect: IA, message: /unknown option 'colour' of new ZkSession \(its options are 'sessionTimeoutMs'/ },
 ];
 
 // ---- lock recipes ---------------------------------------------------------------------------
@@ -390,6 +425,11 @@ const lockRows: Row[] = LOCKS.flatMap((kind): Row[] => [
   { name: `${kind}: tryAcquire() on an unreachable server`, call: (c) => lock(kind, c.unreachable, c.path).tryAcquire(), expect: ConnectionLossError },
   { name: `${kind}: participants() on a refusing server`, call: (c) => lock(kind, c.refusing, c.path).participants(), expect: ConnectionLossError },
   { name: `${kind}: close() on a refusing server`, call: (c) => lock(kind, c.refusing, c.path).close(), expect: 'resolves' },
+  typo(`${kind}: constructor`, 'lossPolicies', 'lossPolicy', (c) => lock(kind, c.s, c.path, { lossPolicies: 'lost' })),
+  typo(`${kind}: constructor`, 'participantID', 'participantId', (c) => lock(kind, c.s, c.path, { participantID: 'x' })),
+  // `{ timeout: 5 }` was ignored, so the call waited without limit.
+  typo(`${kind}: acquire`, 'timeout', 'timeoutMs', (c) => lock(kind, c.s, c.path).acquire({ timeout: 5 } as never)),
+  typo(`${kind}: runExclusive`, 'timeout', 'timeoutMs', (c) => lock(kind, c.s, c.path).runExclusive(() => 1, { timeout: 5 } as never)),
 ]);
 
 const semaphoreRows: Row[] = [
@@ -408,6 +448,9 @@ const semaphoreRows: Row[] = [
   { name: "semaphore curator-v2: acquire with an aborted signal", call: (c) => new Semaphore(c.s, c.path, { maxLeases: 2, layout: 'curator-v2' }).acquire({ signal: c.aborted }), expect: 'reason' },
   { name: 'semaphore curator-v2: acquire({ timeoutMs: 500 }) on a refusing server', call: (c) => new Semaphore(c.refusing, c.path, { maxLeases: 2, layout: 'curator-v2' }).acquire({ timeoutMs: 500 }), expect: LockTimeoutError },
   { name: 'semaphore curator-v2: tryAcquire() on an unreachable server', call: (c) => new Semaphore(c.unreachable, c.path, { maxLeases: 2, layout: 'curator-v2' }).tryAcquire(), expect: ConnectionLossError },
+  typo('semaphore: constructor', 'maxLease', 'maxLeases', (c) => new Semaphore(c.s, c.path, { maxLease: 2 } as never)),
+  typo('semaphore: constructor', 'layuot', 'layout', (c) => new Semaphore(c.s, c.path, { maxLeases: 2, layuot: 'curator-v2' } as never)),
+  typo('semaphore: acquire(n, options)', 'timeout', 'timeoutMs', (c) => new Semaphore(c.s, c.path, { maxLeases: 2 }).acquire(1, { timeout: 5 } as never)),
   { name: 'rwlock: options null', call: (c) => new ReadWriteLock(c.s, c.path, null as never), expect: IA },
   { name: 'rwlock: path "/"', call: (c) => new ReadWriteLock(c.s, '/'), expect: IA },
   { name: 'handle: release() twice', call: (c) => c.released.release(), expect: NotHeldError },
@@ -514,6 +557,29 @@ const leaderRows: Row[] = [
     },
     expect: ClosedError,
   },
+  typo('latch: constructor', 'polcy', 'policy', (c) => new LeaderLatch(c.s, c.path, { polcy: 'lost' } as never)),
+  typo('latch: constructor errorBackoff', 'baseDelay', 'baseDelayMs', (c) => new LeaderLatch(c.s, c.path, { errorBackoff: { baseDelay: 5 } } as never)),
+  typo('latch: start', 'timeout', 'timeoutMs', (c) => new LeaderLatch(c.s, c.path).start({ timeout: 5 } as never)),
+  typo('latch: awaitLeadership', 'timeout', 'timeoutMs', (c) => c.leader.awaitLeadership({ timeout: 5 } as never)),
+  typo('selector: constructor', 'watchOwnNodes', 'watchOwnNode', (c) => new LeaderSelector(c.s, c.path, { watchOwnNodes: true } as never)),
+  typo('selector: run', 'reqeue', 'requeue', (c) => new LeaderSelector(c.s, c.path).run(() => 1, { reqeue: true } as never)),
+  ...BAD_TIMEOUTS.map((t): Row => ({ name: `latch: start({ timeoutMs: ${show(t)} })`, call: (c) => new LeaderLatch(c.s, c.path).start({ timeoutMs: t as number }), expect: IA })),
+  ...BAD_OPTIONS.map((o): Row => ({ name: `latch: start(${show(o)})`, call: (c) => new LeaderLatch(c.s, c.path).start(o as never), expect: IA })),
+  { name: 'latch: start({ signal: {} })', call: (c) => new LeaderLatch(c.s, c.path).start({ signal: {} as AbortSignal }), expect: IA },
+  { name: 'latch: start with an aborted signal', call: (c) => new LeaderLatch(c.s, c.path).start({ signal: c.aborted }), expect: 'reason' },
+  { name: 'latch: start() twice', call: (c) => c.leader.start(), expect: IllegalStateError },
+  {
+    name: 'latch: start({ timeoutMs: 500 }) on a refusing server',
+    call: async (c) => {
+      const l = new LeaderLatch(c.refusing, c.path);
+      try {
+        await l.start({ timeoutMs: 500 });
+      } finally {
+        await l.close();
+      }
+    },
+    expect: LockTimeoutError,
+  },
   { name: 'selector: run with signal timeout(500) on a refusing server', call: (c) => new LeaderSelector(c.refusing, c.path).run(() => 1, { signal: AbortSignal.timeout(500) }), expect: 'timeout-reason' },
 ];
 
@@ -568,6 +634,18 @@ const queueRows: Row[] = [
       { name: `queue: ${op} after its session closed`, call: (c) => call(q(c, c.closed)), expect: ClosedError },
     ];
   }),
+  typo('queue: constructor', 'participant', 'participantId', (c) => new DistributedQueue(c.s, c.path, { participant: 'x' } as never)),
+  typo('queue: put', 'prority', 'priority', (c) => q(c).put('a', { prority: 1 } as never)),
+  typo('queue: putAll', 'timeout', 'timeoutMs', (c) => q(c).putAll(['a'], { timeout: 5 } as never)),
+  typo('queue: take', 'timeout', 'timeoutMs', (c) => q(c).take({ timeout: 5 } as never)),
+  typo('queue: poll', 'timeout', 'timeoutMs', (c) => poll(q(c), { timeout: 5 })),
+  typo('queue: size', 'singal', 'signal', (c) => q(c).size({ singal: c.aborted } as never)),
+  typo('queue: peek', 'timeout', 'timeoutMs', (c) => q(c).peek({ timeout: 5 } as never)),
+  typo('queue: consume', 'maxDelivery', 'maxDeliveries', (c) => q(c).consume(() => 1, { maxDelivery: 3 } as never)),
+  typo('queue: consume redeliveryBackoff', 'maxDelay', 'maxDelayMs', (c) => q(c).consume(() => 1, { redeliveryBackoff: { maxDelay: 5 } } as never)),
+  typo('queue: deadLetters', 'limt', 'limit', (c) => q(c).deadLetters({ limt: 5 } as never)),
+  typo('queue: requeueDeadLetter', 'prio', 'priority', (c) => q(c).requeueDeadLetter({} as never, { prio: 5 } as never)),
+  typo('queue: discardDeadLetter', 'timeout', 'timeoutMs', (c) => q(c).discardDeadLetter({} as never, { timeout: 5 } as never)),
   { name: 'queue: put({ timeoutMs: 500 }) on a refusing server', call: (c) => q(c, c.refusing).put('a', { timeoutMs: 500 }), expect: OperationTimeoutError },
   // Shorter than the connect timeout (300 ms): the call's own deadline comes first.
   { name: 'queue: take({ timeoutMs: 200 }) on a refusing server', call: (c) => q(c, c.refusing).take({ timeoutMs: 200 }), expect: OperationTimeoutError },
@@ -724,6 +802,20 @@ const kitRows: Row[] = [
     { name: `server.restart({ timeoutMs: ${show(t)} })`, call: () => fx.server.restart({ timeoutMs: t as number }), expect: IA },
   ]),
   ...BAD_BOOLEANS.map((v): Row => ({ name: `server.restart({ waitUntilServing: ${show(v)} })`, call: () => fx.server.restart({ waitUntilServing: v as boolean }), expect: IA })),
+  typo('TestingServer.start', 'tickTme', 'tickTime', () => TestingServer.start({ tickTme: 100 } as never)),
+  typo('TestingServer.start', 'dataDirectory', 'dataDir', () => TestingServer.start({ dataDirectory: '/tmp/x' } as never)),
+  typo('TestingCluster.start', 'syncLimt', 'syncLimit', () => TestingCluster.start(3, { syncLimt: 5 } as never)),
+  typo('ChaosProxy.start', 'targetport', 'targetPort', () => ChaosProxy.start({ targetport: 2181 } as never)),
+  typo('proxy.loseReply match', 'ops', 'op', (c) => c.proxy.loseReply({ ops: 'create' } as never)),
+  typo('proxy.loseReply', 'timeout', 'timeoutMs', (c) => c.proxy.loseReply({}, { timeout: 5 } as never)),
+  typo('waitFor', 'interval', 'intervalMs', () => waitFor(() => true, { interval: 5 } as never)),
+  typo('expireSession', 'timeout', 'timeoutMs', (c) => expireSession(c.s, c.proxy, { timeout: 5 } as never)),
+  typo('fourLetterWord', 'timeout', 'timeoutMs', () => fourLetterWord('127.0.0.1', fx.server.port, 'ruok', { timeout: 5 } as never)),
+  typo('ruok', 'timeout', 'timeoutMs', () => ruok('127.0.0.1', fx.server.port, { timeout: 5 } as never)),
+  typo('server.stop', 'timeout', 'timeoutMs', () => fx.server.stop({ timeout: 5 } as never)),
+  typo('server.restart', 'waitUntilServes', 'waitUntilServing', () => fx.server.restart({ waitUntilServes: false } as never)),
+  // An environment takes any variable names.
+  { name: 'TestingServer.start({ env: no jars, any names })', call: () => TestingServer.start({ env: { ZK_JARS_DIR: '/nonexistent', PATH: '', ANY_NAME_AT_ALL: 'x' } }), expect: ZooKeeperNotInstalledError },
   ...BAD_OPTIONS.flatMap((o): Row[] => [
     { name: `server.stop(${show(o)})`, call: () => fx.server.stop(o as never), expect: IA },
     { name: `server.restart(${show(o)})`, call: () => fx.server.restart(o as never), expect: IA },

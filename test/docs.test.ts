@@ -214,6 +214,60 @@ function links(file: string): { line: number; target: string }[] {
   return out.filter((l) => !/^[a-z][a-z0-9+.-]*:/i.test(l.target));
 }
 
+/**
+ * How the project's own history shows up in prose: issue and pull-request numbers, branch names
+ * and talk of branches, "on main", cherry-picks, commits by hash, work sessions by number. The
+ * guides speak of the library as it is; history belongs in the CHANGELOG.
+ */
+const HISTORY: readonly [what: string, pattern: RegExp][] = [
+  ['an issue number', /\bissues? #?\d+/i],
+  ['a pull request', /\b(?:PR|pull request) ?#?\d+/i],
+  ['the main branch', /\b(?:on|in|to|from|of|against) `?main`?(?![\w(`-])/i],
+  ['a branch name', /\b(?:fix|feature|feat|bugfix|hotfix|topic|wip)\/[\w.-]+/],
+  ['a branch', /\b(?:(?:this|the|a|our|that) branch(?:'s|es)?|branch(?:'s)? base)\b/i],
+  ['a cherry-pick', /\bcherry-?pick/i],
+  ['a worktree', /\bworktree/i],
+  ['a commit hash', /\bcommit [0-9a-f]{7,40}\b/i],
+  ['a work session', /\b(?:review|work|helper|newcomer) session\b|\bsession #\d+|\bsession \d+\b(?! ?m?s\b)(?!-)/i],
+];
+
+/** Where a user reads: README, docs/ and the TSDoc comments of src/ (what typedoc renders). */
+function historyMentions(): string[] {
+  const found: string[] = [];
+  const scan = (file: string, text: string, firstLine: number): void => {
+    // Prose wraps: match across line ends (and a TSDoc comment's leading stars), keeping offsets.
+    const flat = text.replace(/\n\s*\*?/g, (m) => ' '.repeat(m.length));
+    for (const [what, pattern] of HISTORY) {
+      for (const m of flat.matchAll(new RegExp(pattern.source, `${pattern.flags}g`))) {
+        const line = firstLine + text.slice(0, m.index).split('\n').length - 1;
+        found.push(`${relative(REPO, file)}:${line}: ${what} ("${m[0].replace(/\s+/g, ' ')}")`);
+      }
+    }
+  };
+  for (const g of GUIDES) scan(g, readFileSync(g, 'utf8'), 1);
+  for (const file of walk(join(REPO, 'src'), (n) => n.endsWith('.ts'))) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/\/\*\*[\s\S]*?\*\//g)) scan(file, m[0], text.slice(0, m.index).split('\n').length);
+  }
+  return found;
+}
+
+describe('README, guides and TSDoc speak of the library as it is', () => {
+  it('the check catches history and lets ordinary prose be', () => {
+    const caught = (line: string): boolean => HISTORY.some(([, p]) => p.test(line));
+    for (const line of ['issue 11, item 2', 'before issue 15', 'its fix is on `fix/queue-delivery`', 'On `main` with this suite', 'with the fix (on main)', "found on the branch's base", 'cherry-picked', 'see PR #42', 'as of commit 747ec33', 'found in review session 12', 'session 7 found it']) {
+      assert.ok(caught(line), `caught: ${line}`);
+    }
+    for (const line of ['async function main() {', 'main().catch(', 'export async function main(connectString', 'the codes recipes and callers commonly branch on', 'back with a new session 9 s later', 'a session 20 ms older', 'CURATOR-696', 'ZOOKEEPER-706', 'docs/recipes/mutex.md', 'session-ended']) {
+      assert.ok(!caught(line), `not caught: ${line}`);
+    }
+  });
+
+  it('no issue numbers, branches, "on main", cherry-picks, commits or session numbers', () => {
+    assert.deepEqual(historyMentions(), []);
+  });
+});
+
 describe('README and guides', () => {
   let tmp: string;
   before(() => {

@@ -14,7 +14,7 @@ import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
 import { Generation } from './generation.js';
 import type { RetryPolicy } from './retry.js';
 import type { AuthInfo, ConnectionState } from './types.js';
-import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, validatePath } from './validate.js';
+import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from './validate.js';
 
 /**
  * Whether a session in `state` can be sent requests now (what `waitConnected` waits for).
@@ -68,6 +68,19 @@ export interface SessionOptions {
   /** @internal Join an existing session (the test kit uses it to force an expiry). */
   join?: SessionCredentials;
 }
+
+/** The keys of {@link SessionOptions} (a misspelled one is refused). @internal */
+export const SESSION_OPTION_KEYS = optionKeys<SessionOptions>({
+  sessionTimeoutMs: true,
+  connectTimeoutMs: true,
+  spinDelayMs: true,
+  retry: true,
+  auth: true,
+  maxDataBytes: true,
+  maxPacketBytes: true,
+  renewOnLoss: true,
+  join: true,
+});
 
 /** A session's id and password: enough to join it from another client. @group Sessions */
 export interface SessionCredentials {
@@ -137,6 +150,9 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+/** The keys of {@link WaitOptions}. @internal */
+export const WAIT_OPTION_KEYS = optionKeys<WaitOptions>({ timeoutMs: true, signal: true });
+
 /**
  * Connection states and the loss clock of a {@link ZkSession} (its base class): see the class
  * documentation of {@link ZkSession} for when `SUSPENDED` and `LOST` are raised.
@@ -187,7 +203,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
   ) {
     super();
     validateConnectString(connectString);
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
+    checkOptions(options, 'new ZkSession', SESSION_OPTION_KEYS);
     this.requestedTimeoutMs = checkInt(options.sessionTimeoutMs, 'sessionTimeoutMs', 100, 24 * 3600_000, 10_000);
     this.connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs') ?? 15_000;
     this.spinDelayMs = checkInt(options.spinDelayMs, 'spinDelayMs', 0, 60_000, 200);
@@ -251,7 +267,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
    * (it will never connect again).
    */
   async waitConnected(opts: WaitOptions = {}): Promise<void> {
-    const o = checkOptions(opts);
+    const o = checkOptions(opts, 'waitConnected', WAIT_OPTION_KEYS);
     const timeoutMs = checkTimeout(o.timeoutMs);
     const signal = checkSignal(o.signal);
     this.assertOpen();

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConnectionLossError, InvalidArgumentError } from '../errors.js';
-import { checkDelay, checkInt, checkTimeout, describe } from './validate.js';
+import { checkDelay, checkInt, checkKeys, checkTimeout, describe, optionKeys } from './validate.js';
 
 /** How idempotent calls are retried on {@link ConnectionLossError}. @group Sessions */
 export interface RetryPolicy {
@@ -21,11 +21,16 @@ export interface RetryPolicy {
 /** The default {@link RetryPolicy}. @group Sessions */
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = { maxRetries: 8, baseDelayMs: 50, maxDelayMs: 2000, deadlineMs: 30_000 };
 
+/** The keys of a {@link RetryPolicy}. @internal */
+export const RETRY_POLICY_KEYS = optionKeys<RetryPolicy>({ maxRetries: true, baseDelayMs: true, maxDelayMs: true, deadlineMs: true });
+/** The keys of a `{ baseDelayMs?, maxDelayMs? }` backoff option. @internal */
+export const BACKOFF_KEYS = optionKeys<Backoff>({ baseDelayMs: true, maxDelayMs: true });
+
 /** Fills and validates a partial policy. @group Sessions */
 export function resolveRetryPolicy(p: Partial<RetryPolicy> | undefined): RetryPolicy {
   if (p !== undefined && (p === null || typeof p !== 'object' || Array.isArray(p))) throw new InvalidArgumentError(`retry must be an object { maxRetries?, baseDelayMs?, maxDelayMs?, deadlineMs? }, got ${describe(p)}`);
   const d = DEFAULT_RETRY;
-  const { baseDelayMs, maxDelayMs } = resolveBackoff(p, 'retry', d);
+  const { baseDelayMs, maxDelayMs } = resolveBackoff(p, 'retry', d, RETRY_POLICY_KEYS);
   return {
     maxRetries: checkInt(p?.maxRetries, 'retry.maxRetries', 0, 1000, d.maxRetries),
     baseDelayMs,
@@ -45,11 +50,13 @@ export interface Backoff {
 /**
  * Validates an optional `{ baseDelayMs?, maxDelayMs? }` option named `what` and fills it from
  * `defaults` (a base above the default cap raises the cap to it). Each must be an integer number
- * of ms a timer can wait, and the cap must not be below the base. @internal
+ * of ms a timer can wait, and the cap must not be below the base; a key not in `known` (by
+ * default those two) is refused. @internal
  */
-export function resolveBackoff(value: unknown, what: string, defaults: Backoff): Backoff {
+export function resolveBackoff(value: unknown, what: string, defaults: Backoff, known: readonly string[] = BACKOFF_KEYS): Backoff {
   if (value === undefined) return { baseDelayMs: defaults.baseDelayMs, maxDelayMs: defaults.maxDelayMs };
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError(`${what} must be an object { baseDelayMs?, maxDelayMs? }, got ${describe(value)}`);
+  checkKeys(value, what, known);
   const v = value as { baseDelayMs?: unknown; maxDelayMs?: unknown };
   const baseDelayMs = checkDelay(v.baseDelayMs, `${what}.baseDelayMs`, defaults.baseDelayMs);
   const maxDelayMs = checkDelay(v.maxDelayMs, `${what}.maxDelayMs`, Math.max(defaults.maxDelayMs, baseDelayMs));

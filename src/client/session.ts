@@ -26,7 +26,8 @@ import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { Acl, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
-import { checkBoolean, checkInt, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+import { checkBoolean, checkInt, checkKeys, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
+import { ADD_WATCH_OPTION_KEYS, CALL_OPTION_KEYS, CONNECT_OPTION_KEYS, CREATE_CALL_OPTION_KEYS, MKDIRP_OPTION_KEYS, OP_KEYS, VERSIONED_CALL_OPTION_KEYS, WATCH_OPTION_KEYS } from './option-keys.js';
 
 export type { SessionCounters, SessionCredentials, SessionEvents, SessionInfo, SessionOptions, WaitOptions } from './lifecycle.js';
 
@@ -182,9 +183,10 @@ export class ZkSession extends SessionLifecycle {
    */
   static async connect(connectString: string, options: SessionOptions & { signal?: AbortSignal } = {}): Promise<ZkSession> {
     // Checked before anything starts: an aborted signal never opens a connection.
-    const signal = checkSignal(checkOptions(options).signal);
+    const { signal: given, ...sessionOptions } = checkOptions(options, 'ZkSession.connect', CONNECT_OPTION_KEYS);
+    const signal = checkSignal(given);
     signal?.throwIfAborted();
-    const session = new ZkSession(connectString, options);
+    const session = new ZkSession(connectString, sessionOptions);
     try {
       await session.waitConnected({ timeoutMs: session.connectTimeoutMs, signal });
       return session;
@@ -350,7 +352,7 @@ export class ZkSession extends SessionLifecycle {
 
   private prepareCreate(path: string, options: CreateCallOptions): { data: Buffer | undefined; acls: Buffer; flags: number; special: boolean; ttlMs: number | undefined; signal: AbortSignal | undefined } {
     validatePath(path);
-    checkOptions(options);
+    checkOptions(options, 'create', CREATE_CALL_OPTION_KEYS);
     const signal = checkSignal(options.signal);
     const data = toBuffer(options.data, this.maxDataBytes, path);
     const mode = checkMode(options.mode, 'mode');
@@ -392,7 +394,7 @@ export class ZkSession extends SessionLifecycle {
   delete(path: string, options: { version?: number } & CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      checkOptions(options);
+      checkOptions(options, 'delete', VERSIONED_CALL_OPTION_KEYS);
       validateVersion(options.version, path);
       return this.deleteNode(path, options.version ?? -1, checkSignal(options.signal), { sent: false });
     });
@@ -435,7 +437,7 @@ export class ZkSession extends SessionLifecycle {
   sync(path: string, options: CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'sync');
       this.checkSize({ type: 'sync', path }, 'sync');
       return this.retrying((ledger) => this.call<void>('sync', path, (g, done) => sendSync(g.raw, path, (err) => done(err)), { signal, abandonable: true, ledger }), signal, 'read');
     });
@@ -445,7 +447,7 @@ export class ZkSession extends SessionLifecycle {
   exists(path: string, options: CallOptions = {}): Promise<Stat | null> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'exists');
       this.checkSize({ type: 'exists', path }, 'exists');
       return this.retrying((ledger) => this.call<Stat | null>('exists', path, (g, done) => exists(g.raw, path, undefined, done), { signal, abandonable: true, ledger }), signal, 'read');
     });
@@ -455,7 +457,7 @@ export class ZkSession extends SessionLifecycle {
   getData(path: string, options: CallOptions = {}): Promise<DataResult> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'getData');
       this.checkSize({ type: 'getData', path }, 'getData');
       return this.retrying((ledger) => this.rawGetData(path, { signal, abandonable: true, ledger }), signal, 'read');
     });
@@ -465,7 +467,7 @@ export class ZkSession extends SessionLifecycle {
   setData(path: string, data: NodeData, options: { version?: number } & CallOptions = {}): Promise<Stat> {
     return this.guard(() => {
       validatePath(path);
-      checkOptions(options);
+      checkOptions(options, 'setData', VERSIONED_CALL_OPTION_KEYS);
       validateVersion(options.version, path);
       const signal = checkSignal(options.signal);
       if (data === undefined) throw new InvalidArgumentError(`setData of ${path}: data must be a Uint8Array or a string, got undefined`, { path });
@@ -480,7 +482,7 @@ export class ZkSession extends SessionLifecycle {
   getChildren(path: string, options: CallOptions = {}): Promise<ChildrenResult> {
     return this.guard(() => {
       validatePath(path);
-      return this.listChildren(path, callSignal(options), { sent: false });
+      return this.listChildren(path, callSignal(options, 'getChildren'), { sent: false });
     });
   }
 
@@ -552,7 +554,7 @@ export class ZkSession extends SessionLifecycle {
   addWatch(path: string, options: AddWatchOptions = {}): Promise<PersistentWatch> {
     return this.guard(async () => {
       validatePath(path);
-      const o = checkOptions(options);
+      const o = checkOptions(options, 'addWatch', ADD_WATCH_OPTION_KEYS);
       const recursive = checkBoolean(o.recursive, 'recursive', false);
       const signal = checkSignal(o.signal);
       signal?.throwIfAborted();
@@ -611,7 +613,7 @@ export class ZkSession extends SessionLifecycle {
     const kind = op === 'getChildren' ? 'child' : 'data';
     return this.guard(async () => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, `${op}Watch`, WATCH_OPTION_KEYS);
       signal?.throwIfAborted();
       this.checkWatch({ type: op, path });
       const changed = deferred<WatchEvent>();
@@ -693,7 +695,7 @@ export class ZkSession extends SessionLifecycle {
   multi(ops: readonly Op[], options: CallOptions = {}): Promise<OpResult[]> {
     return this.guard(() => {
       const prepared = this.prepareMulti(ops);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'multi');
       return this.retrying((ledger) => this.sendMulti(prepared, signal, ledger), signal, 'write');
     });
   }
@@ -736,6 +738,7 @@ export class ZkSession extends SessionLifecycle {
   private prepareOp(op: Op, i: number): Op & { data?: Buffer } {
     if (op === null || typeof op !== 'object') throw new InvalidArgumentError(`ops[${i}] must be an object, got ${describe(op)}`);
     validatePath(op.path, `ops[${i}].path`);
+    if (Object.hasOwn(OP_KEYS, op.type)) checkKeys(op, `ops[${i}] (${op.type})`, OP_KEYS[op.type], 'key');
     switch (op.type) {
       case 'create': {
         const mode = checkMode(op.mode, `ops[${i}].mode`);
@@ -763,7 +766,7 @@ export class ZkSession extends SessionLifecycle {
   mkdirp(path: string, options: MkdirpOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      checkOptions(options);
+      checkOptions(options, 'mkdirp', MKDIRP_OPTION_KEYS);
       checkBoolean(options.container, 'container', false);
       return this.makeDirs(path, options, { sent: false });
     });
@@ -786,7 +789,7 @@ export class ZkSession extends SessionLifecycle {
   deleteRecursive(path: string, options: CallOptions = {}): Promise<void> {
     return this.guard(() => {
       validatePath(path);
-      const signal = callSignal(options);
+      const signal = callSignal(options, 'deleteRecursive');
       if (path === '/') throw new InvalidArgumentError('refusing to delete the root node');
       return this.deleteTree(path, signal, { sent: false });
     });
@@ -872,9 +875,9 @@ function checkMode(mode: unknown, what: string): keyof typeof CREATE_MODE_FLAGS 
   return mode as keyof typeof CREATE_MODE_FLAGS;
 }
 
-/** The validated signal of a call's options. */
-function callSignal(options: CallOptions | undefined): AbortSignal | undefined {
-  return checkSignal(checkOptions(options).signal);
+/** The validated signal of a call's options (`what`: the call). */
+function callSignal(options: CallOptions | undefined, what: string, keys: readonly string[] = CALL_OPTION_KEYS): AbortSignal | undefined {
+  return checkSignal(checkOptions(options, what, keys).signal);
 }
 
 /**

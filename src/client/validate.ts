@@ -128,9 +128,99 @@ export function checkBoolean(value: unknown, what: string, fallback: boolean): b
   return value;
 }
 
-/** Validates an options object: undefined gives `{}`; anything but a plain object is refused. */
-export function checkOptions<T extends object>(value: T | undefined, what = 'options'): Partial<T> {
+/**
+ * The keys of an options type, listed once where the type is declared: the record must name
+ * every key of `T` and nothing else (a key missing or unknown is a compile error), so the
+ * runtime list {@link checkOptions} checks against cannot drift from the type, e.g.
+ * `optionKeys<AcquireOptions>({ timeoutMs: true, signal: true })`. For a type that extends
+ * another, pass the other's list as `base` and name only the keys it adds:
+ * `optionKeys<SemaphoreOptions, LockOptions>({ maxLeases: true, layout: true }, LOCK_OPTION_KEYS)`.
+ *
+ * @internal
+ */
+export function optionKeys<T extends B, B extends object = object>(
+  keys: { readonly [K in Exclude<keyof Required<T>, keyof B>]: true },
+  base: readonly (keyof B & string)[] = [],
+): readonly (keyof T & string)[] {
+  return Object.freeze([...base, ...Object.keys(keys)]) as readonly (keyof T & string)[];
+}
+
+/**
+ * Validates an options object: undefined gives `{}`; anything but a plain object is refused, and
+ * so is an own key that is not one of `known` (a misspelling such as `{ timeout: 5 }` for
+ * `timeoutMs` would otherwise pass silently in plain JavaScript): the
+ * {@link InvalidArgumentError} names the nearest known key. `what` names the call or
+ * constructor, e.g. `acquire` or `new Mutex`.
+ */
+export function checkOptions<T extends object>(value: T | undefined, what: string, known: readonly string[]): Partial<T> {
   if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError(`options of ${what} must be an object, got ${describe(value)}`);
+  checkKeys(value, what, known);
+  return value;
+}
+
+/**
+ * Throws {@link InvalidArgumentError} if `value` (an object) has an own enumerable key that is
+ * not one of `known`, naming the nearest known key. `what` names what the keys are options of
+ * (`acquire`, `retry`, `ops[2]`).
+ */
+export function checkKeys(value: object, what: string, known: readonly string[], noun = 'option'): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const near = nearestKey(key, known);
+    const list = known.length === 0 ? `${what} takes no ${noun}s` : `its ${noun}s are ${known.map((k) => `'${k}'`).join(', ')}`;
+    throw new InvalidArgumentError(`unknown ${noun} '${key}' of ${what}${near === undefined ? '' : `: did you mean '${near}'?`} (${list})`);
+  }
+}
+
+/**
+ * The known key nearest to a misspelled `key`, if one is near enough to be a likely meant: the
+ * same letters in another case, a known key that starts with it or it with the known key
+ * (`timeout` for `timeoutMs`), or an edit distance of at most a third of its length (at least 1,
+ * at most 3: `sesionTimeoutMs`).
+ */
+export function nearestKey(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  let best: string | undefined;
+  let bestScore = Infinity;
+  for (const k of known) {
+    const kl = k.toLowerCase();
+    let score: number;
+    if (kl === lower) score = 0;
+    else if (lower.length >= 3 && (kl.startsWith(lower) || lower.startsWith(kl))) score = 0.5 + Math.abs(kl.length - lower.length) / 100;
+    else {
+      const d = editDistance(lower, kl);
+      if (d > Math.min(3, Math.max(1, Math.floor(Math.max(lower.length, kl.length) / 3)))) continue;
+      score = d;
+    }
+    if (score < bestScore) {
+      best = k;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance with transpositions (optimal string alignment). */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) (rows[0] as number[])[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    const row = rows[i] as number[];
+    const prev = rows[i - 1] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = d;
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number;
+}
+
+/** Validates a plain object whose keys are free (an environment, a map): undefined gives undefined. */
+export function checkRecord<T extends object>(value: T | undefined, what: string): T | undefined {
+  if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError(`${what} must be an object, got ${describe(value)}`);
   return value;
 }

@@ -55,7 +55,8 @@ export interface LockSpec {
    * waited leaves the released node's name as the directory's data, in the deletion's
    * transaction. A waiter whose predecessor went reads that small node instead of listing the
    * directory: if it names the predecessor, the predecessor held, so nothing is ahead of us.
-   * Not with `dirData` (the directory's data is the recipe's then).
+   * The mark replaces the directory's data: a recipe that also records `dirData` there reads a
+   * mark as its own record (a mutex: see `layouts.ts`).
    */
   readonly handoff?: boolean;
 }
@@ -146,7 +147,7 @@ export class LockDriver {
     readonly dir: string,
     private readonly spec: LockSpec,
   ) {
-    this.removal = new NodeRemoval(session, dir, spec.handoff === true && spec.dirData === undefined, (path, how) => this.ended(path, how));
+    this.removal = new NodeRemoval(session, dir, spec.handoff === true, (path, how) => this.ended(path, how));
     this.waits = new TurnWait(session, dir, spec, (path) => this.key(path));
     this.entry = new QueueEntry(session, dir, spec, this.removal, () => this.makeDir(), (path) => heads.forget(this.key(path)));
   }

@@ -9,12 +9,13 @@ import { Mutex as AsyncMutex } from 'async-mutex';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
-import { checkBoolean, checkFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, validatePath } from '../client/validate.js';
-import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError } from '../errors.js';
+import { checkBoolean, checkFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
+import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
 import { linkSignals } from '../util/signals.js';
 import { LockHandle } from './handle.js';
 import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
+import { layoutsOf, refuseForeign, type LayoutId } from './layouts.js';
 import { ParentReaper } from './reaper.js';
 
 /** Options shared by every lock-like recipe. @group Recipes */
@@ -49,6 +50,9 @@ export interface LockOptions {
   lossPolicy?: LossPolicy;
 }
 
+/** The keys of {@link LockOptions}. @internal */
+export const LOCK_OPTION_KEYS = optionKeys<LockOptions>({ participantId: true, watchOwnNode: true, reapParentAfterMs: true, lossPolicy: true });
+
 /** When a held lock's signal aborts because of the connection; see {@link LockOptions.lossPolicy}. @group Recipes */
 export type LossPolicy = 'lost' | 'suspended';
 
@@ -64,6 +68,9 @@ export interface AcquireOptions {
   /** Give up when this aborts, rejecting with its reason. */
   signal?: AbortSignal;
 }
+
+/** The keys of {@link AcquireOptions}. @internal */
+export const ACQUIRE_OPTION_KEYS = optionKeys<AcquireOptions>({ timeoutMs: true, signal: true });
 
 /** A node in a lock's queue, as `participants()` reports it. @group Recipes */
 export interface Participant {
@@ -116,6 +123,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private closing: Promise<void> | undefined;
   /** Whether this instance ever tried to acquire (so its directories may exist because of it). */
   private used = false;
+  /** The layouts of this recipe's nodes under its path: other recipes' nodes there are refused. */
+  protected readonly ownLayouts: readonly LayoutId[];
 
   protected constructor(
     protected readonly session: ZkSession,
@@ -123,6 +132,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     spec: LockSpec,
     options: LockOptions,
     private readonly what: string,
+    /** The keys `options` may have (a subclass's options add to {@link LOCK_OPTION_KEYS}). */
+    optionNames: readonly string[] = LOCK_OPTION_KEYS,
   ) {
     super();
     if (session === null || typeof session !== 'object' || typeof (session as Partial<ZkSession>).createWithStat !== 'function') {
@@ -130,7 +141,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     }
     validatePath(path, `${what} path`);
     if (path === '/') throw new InvalidArgumentError(`${what} path must not be the root`);
-    checkOptions(options, `${what} options`);
+    checkOptions(options, `new ${constructorName(what)}`, optionNames);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
       throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     }
@@ -146,6 +157,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     if (lossPolicy !== 'lost' && lossPolicy !== 'suspended') throw new InvalidArgumentError(`lossPolicy must be 'lost' or 'suspended', got ${describe(lossPolicy)}`);
     this.lossPolicy = lossPolicy;
     this.driver = new LockDriver(session, path, spec);
+    this.ownLayouts = layoutsOf(spec.lockName);
     this.reaper = new ParentReaper(session, grace);
     this.onState = (s) => {
       if (this.held.size === 0) return;
@@ -159,9 +171,13 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
 
   /**
    * Called with the directory's Stat and children on the first listing after our node was
-   * created; semaphores verify `maxLeases` and the layout here.
+   * created (of every acquisition: participants come and go): another recipe's nodes there are
+   * refused with {@link LayoutMismatchError}; semaphores also verify `maxLeases`, and a mutex
+   * that no semaphore of more leases records its limit there.
    */
-  protected checkDirectory(_stat: Stat, _children: readonly string[]): Promise<void> | void {}
+  protected checkDirectory(_stat: Stat, children: readonly string[]): Promise<void> | void {
+    refuseForeign(this.what, this.path, children, this.ownLayouts);
+  }
 
   /**
    * Enters the queue and waits for a grant (null: not granted in time). A layout with its own
@@ -202,7 +218,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
    * `inPlaceOf`, one node in that held node's place, or {@link LockLostError} once it is gone.
    */
   protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
-    const opts = checkOptions(options);
+    const opts = checkOptions(options, 'acquire', ACQUIRE_OPTION_KEYS);
     const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
     const userSignal = checkSignal(opts.signal);
     this.assertOpen();
@@ -270,7 +286,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     acquire: (options: AcquireOptions | undefined) => Promise<LockHandle>,
   ): Promise<T> {
     checkFunction(fn, 'runExclusive: fn');
-    const opts = checkOptions(options, 'runExclusive options');
+    const opts = checkOptions(options, 'runExclusive', ACQUIRE_OPTION_KEYS);
     checkTimeout(opts.timeoutMs);
     checkSignal(opts.signal);
     return this.runWith(await acquire(options), fn);
@@ -353,5 +369,20 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   protected assertOpen(): void {
     if (this.closing) throw new ClosedError(`${this.what} ${this.path} is closed`);
     if (this.session.closed) throw new ClosedError(`the session of ${this.what} ${this.path} is closed`);
+  }
+}
+
+/** The class a recipe's `what` names, for messages: `mutex` → `Mutex`, `read lock` → `ReadWriteLock`. */
+function constructorName(what: string): string {
+  switch (what) {
+    case 'mutex':
+      return 'Mutex';
+    case 'semaphore':
+      return 'Semaphore';
+    case 'read lock':
+    case 'write lock':
+      return 'ReadWriteLock';
+    default:
+      return what;
   }
 }

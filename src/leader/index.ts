@@ -3,5 +3,5 @@
  *
  * @module
  */
-export { LeaderLatch, type LeaderLatchEvents, type LeaderLatchOptions, type LeaderParticipant, type LeadershipPolicy } from './latch.js';
+export { LeaderLatch, type LeaderLatchEvents, type LeaderLatchOptions, type LeaderParticipant, type LeadershipPolicy, type LeaderWaitOptions } from './latch.js';
 export { LeaderSelector, type LeaderTerm, type RunOptions } from './selector.js';

@@ -6,16 +6,17 @@
 import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
-import type { ConnectionState } from '../client/types.js';
-import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
+import type { ConnectionState, Stat } from '../client/types.js';
+import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from '../client/validate.js';
+import { layoutsOf, OneHolderDirectory, ONE_HOLDER_RECORD, refuseForeign, type LayoutId } from '../driver/layouts.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
-import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError } from '../errors.js';
-import { deferred, delay, raceAbort } from '../util/abort.js';
-import { onAbort } from '../util/signals.js';
+import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
+import { deferred, delay, raceAbort, type Deferred } from '../util/abort.js';
+import { linkSignals, onAbort } from '../util/signals.js';
 
 /** When a leader stops considering itself leader. @group Recipes */
 export type LeadershipPolicy = 'suspended' | 'lost';
@@ -56,6 +57,25 @@ export interface LeaderLatchOptions {
   };
 }
 
+/** The keys of {@link LeaderLatchOptions}. @internal */
+export const LEADER_LATCH_OPTION_KEYS = optionKeys<LeaderLatchOptions>({ participantId: true, policy: true, lockName: true, watchOwnNode: true, errorBackoff: true });
+
+/**
+ * Options of {@link LeaderLatch.start} and {@link LeaderLatch.awaitLeadership}: the bound of the
+ * wait. @group Recipes
+ */
+export interface LeaderWaitOptions {
+  /** Give up after this many ms with {@link LockTimeoutError}. Default: wait without limit. */
+  timeoutMs?: number;
+  /** Give up when this aborts, rejecting with its reason. */
+  signal?: AbortSignal;
+}
+
+/** The keys of {@link LeaderWaitOptions}. @internal */
+export const LEADER_WAIT_OPTION_KEYS = optionKeys<LeaderWaitOptions>({ timeoutMs: true, signal: true });
+
+const noop = (): void => undefined;
+
 /** The default {@link LeaderLatchOptions.errorBackoff}. */
 const DEFAULT_ERROR_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
 
@@ -90,7 +110,9 @@ export interface LeaderLatchEvents {
 
 /**
  * Leader election (Curator's `LeaderLatch` layout: `_c_<uuid>-latch-<seq>` ephemeral sequential
- * nodes; the first one leads). After `start()` the participant stays in the election until
+ * nodes; the first one leads). `start()` resolves once its node is in the election (its
+ * `timeoutMs` and `signal` bound that, and a start that gives up closes the latch, leaving
+ * nothing behind); the participant then stays in the election until
  * `close()`: when it loses leadership (suspension under the default policy, session loss, its
  * node deleted) it is told (`revoked`, and the leadership signal aborts), leaves, and re-enters
  * at the back of the queue once connected again, in the current session.
@@ -117,7 +139,7 @@ export interface LeaderLatchEvents {
  *   signal.addEventListener('abort', () => clearInterval(timer), { once: true });
  * });
  * latch.on('revoked', (reason) => console.warn('no longer leader:', reason.message));
- * latch.start();
+ * await latch.start({ timeoutMs: 10_000 }); // in the election now: participants() lists it
  * shutdown.addEventListener('abort', () => void latch.close(), { once: true }); // step down
  * ```
  * @group Recipes
@@ -131,8 +153,16 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private readonly policy: LeadershipPolicy;
   private readonly backoff: Backoff;
   private readonly kinds: readonly string[];
+  /** The layouts of our nodes: other recipes' nodes on the path are refused. */
+  private readonly layouts: readonly LayoutId[];
+  /** With `lock-` nodes (a leader selector), the check that no semaphore shares them. */
+  private readonly oneHolder: OneHolderDirectory | undefined;
   private readonly watchOwnNode: boolean;
   private started = false;
+  /** Resolved once our node is in the election, for the `start()` waiting on it. */
+  private entered: Deferred<void> | undefined;
+  /** The last error of an attempt to enter the election (the cause of a `start()` timeout). */
+  private lastError: Error | undefined;
   private readonly closeController = new AbortController();
   private closing: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
@@ -154,7 +184,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     }
     validatePath(path, 'leader latch path');
     if (path === '/') throw new InvalidArgumentError('leader latch path must not be the root');
-    checkOptions(options, 'leader latch options');
+    checkOptions(options, 'new LeaderLatch', LEADER_LATCH_OPTION_KEYS);
     const policy = options.policy === undefined ? 'suspended' : options.policy;
     if (policy !== 'suspended' && policy !== 'lost') throw new InvalidArgumentError(`policy must be 'suspended' or 'lost', got ${describe(policy)}`);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
@@ -171,7 +201,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.kinds = [lockName];
     this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
     if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
-    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1), handoff: true });
+    this.layouts = layoutsOf(lockName);
+    // `lock-` nodes, as a mutex's: one holder at a time, recorded as a mutex records it.
+    this.oneHolder = this.layouts.includes('lock') ? new OneHolderDirectory(session, path, 'leader selector') : undefined;
+    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1), handoff: true, ...(this.oneHolder && { dirData: ONE_HOLDER_RECORD }) });
     this.reaper = new ParentReaper(session, 10_000);
     this.onState = (s) => {
       if (s === 'SUSPENDED' && this.policy === 'suspended') this.endLeadership(new LockLostError(`leadership of ${this.path} ended: connection suspended`, { path }));
@@ -198,14 +231,70 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     return this.hasLeadership ? this.leadership?.signal : undefined;
   }
 
-  /** Enters the election. Throws `IllegalStateError` if already started, `ClosedError` after close. */
-  start(): void {
+  /**
+   * Enters the election, and resolves once this participant's node is in it (created in the
+   * current session): `participants()` lists it from then on. Elected or not: a follower's
+   * `start()` resolves too (wait for leadership with {@link awaitLeadership}). The participant
+   * then stays in the election until `close()`, whether the returned promise is awaited or not
+   * (it never rejects unhandled). Entering is retried through connection loss and errors (each
+   * emitted as `error`, then a backoff), within `timeoutMs` and `signal`.
+   *
+   * Throws at once `IllegalStateError` if already started, `ClosedError` after `close()` or on a
+   * closed session, `InvalidArgumentError` for bad options. Rejects with `LockTimeoutError` after
+   * `timeoutMs` (its `cause` the last error entering, if any), the signal's reason when it
+   * aborts (also if aborted already): the start gave up, and the latch is closed as by
+   * `close()`, leaving nothing behind (a node whose create was still on its way is deleted once
+   * the server answers, or goes with its session; `close()` resolves once it is gone). Rejects
+   * with `ClosedError` if `close()` is called first, and with `SessionExpiredError` (or
+   * `ClosedError`) if the participant left the election for good before its node was created
+   * (the session `LOST` with `renewOnLoss` off, or closed). `signal` and `timeoutMs` bound only
+   * this wait: once the node is in, aborting `signal` changes nothing (use `close()`).
+   */
+  start(options: LeaderWaitOptions = {}): Promise<void> {
+    const o = checkOptions(options, 'start', LEADER_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
     if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);
     if (this.started) throw new IllegalStateError(`leader latch ${this.path} was already started`);
     if (this.session.closed) throw new ClosedError(`the session of leader latch ${this.path} is closed`);
+    const entered = deferred<void>();
+    this.entered = entered;
+    if (signal?.aborted) {
+      // Nothing was started, and nothing will be: a start that gave up closes the latch.
+      void this.close();
+      return this.handled(Promise.reject(signal.reason));
+    }
     this.started = true;
     this.session.on('state', this.onState);
     this.loop = this.run();
+    return this.handled(this.untilEntered(entered, timeoutMs, signal));
+  }
+
+  /** `promise`, marked as handled: a caller that does not await `start()` gets no unhandled rejection. */
+  private handled(promise: Promise<void>): Promise<void> {
+    promise.catch(noop);
+    return promise;
+  }
+
+  /** Waits for `entered` (our node created) within `timeoutMs` and `signal`; giving up closes the latch. */
+  private async untilEntered(entered: Deferred<void>, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<void> {
+    // One subscription each to the shared signals, gone when this settles.
+    const unClose = onAbort(this.closeController.signal, () => entered.reject(new ClosedError(`leader latch ${this.path} closed before it entered the election`, { path: this.path })));
+    const unEnded = onAbort(this.ended.signal, () => entered.reject(this.leftElection()));
+    const link = signal !== undefined || timeoutMs !== undefined ? linkSignals([signal], timeoutMs) : undefined;
+    try {
+      await raceAbort(entered.promise, link?.signal);
+    } catch (err) {
+      if (!link?.signal.aborted) throw err;
+      const error = link.timedOut && !signal?.aborted ? new LockTimeoutError(`leader latch ${this.path} did not enter the election within ${timeoutMs} ms; it was closed`, { path: this.path, cause: this.lastError }) : signal?.reason;
+      void this.close();
+      throw error;
+    } finally {
+      unClose();
+      unEnded();
+      link?.dispose();
+      this.entered = undefined;
+    }
   }
 
   /**
@@ -217,8 +306,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
    * `SessionExpiredError` (or `ClosedError`) once the participant left the election because its
    * session is `LOST` with `renewOnLoss` off (or closed): it can never be elected then.
    */
-  async awaitLeadership(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
-    const o = checkOptions(options);
+  async awaitLeadership(options: LeaderWaitOptions = {}): Promise<void> {
+    const o = checkOptions(options, 'awaitLeadership', LEADER_WAIT_OPTION_KEYS);
     const timeoutMs = checkTimeout(o.timeoutMs);
     const signal = checkSignal(o.signal);
     if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);
@@ -261,7 +350,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       try {
         await this.session.waitConnected({ signal: stop });
         this.reaper.cancel(this.path);
-        held = await this.driver.acquire({ signal: stop, data: this.data, watchOwnNode: this.watchOwnNode });
+        held = await this.driver.acquire({ signal: stop, data: this.data, watchOwnNode: this.watchOwnNode, onListing: (stat, children) => this.inElection(stat, children) });
         // Closed while the grant was on its way: never lead (the finally removes the node).
         if (!held || stop.aborted) continue;
         // Our node must belong to the session we are connected with now (CURATOR-696).
@@ -294,8 +383,20 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     }
   }
 
+  /**
+   * Called with the first listing after our node was created: it is in the election now (what
+   * `start()` waits for), unless another recipe uses the path ({@link LayoutMismatchError}: the
+   * node is deleted, the error emitted, and entering retried after the backoff).
+   */
+  private async inElection(stat: Stat, children: readonly string[]): Promise<void> {
+    refuseForeign(this.oneHolder ? 'leader selector' : 'leader latch', this.path, children, this.layouts);
+    await this.oneHolder?.check(stat);
+    this.entered?.resolve();
+  }
+
   /** Emits `error`; a listener that throws must not end the election loop. */
   private report(error: Error): void {
+    this.lastError = error;
     try {
       this.emit('error', error);
     } catch (err) {

@@ -4,10 +4,10 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
-import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal } from '../client/validate.js';
+import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal, optionKeys } from '../client/validate.js';
 import { ClosedError, IllegalStateError } from '../errors.js';
 import { linkSignals, type LinkedSignal } from '../util/signals.js';
-import { LeaderLatch, type LeaderLatchOptions, type LeaderParticipant } from './latch.js';
+import { LEADER_LATCH_OPTION_KEYS, LeaderLatch, type LeaderLatchOptions, type LeaderParticipant } from './latch.js';
 
 /** Options of {@link LeaderSelector.run}. @group Recipes */
 export interface RunOptions {
@@ -21,6 +21,9 @@ export interface RunOptions {
    */
   onError?: (error: Error) => void;
 }
+
+/** The keys of {@link RunOptions}. @internal */
+export const RUN_OPTION_KEYS = optionKeys<RunOptions>({ requeue: true, signal: true, onError: true });
 
 /** One term of leadership, as {@link LeaderSelector.run} hands it to its callback. @group Recipes */
 export interface LeaderTerm {
@@ -71,7 +74,7 @@ export class LeaderSelector {
     readonly path: string,
     options: LeaderLatchOptions = {},
   ) {
-    this.options = { lockName: 'lock-', ...checkOptions(options, 'leader selector options') };
+    this.options = { lockName: 'lock-', ...checkOptions(options, 'new LeaderSelector', LEADER_LATCH_OPTION_KEYS) };
     // Validates everything up front (the latch is created per run).
     void new LeaderLatch(session, path, this.options);
   }
@@ -86,7 +89,7 @@ export class LeaderSelector {
    */
   async run(fn: (signal: AbortSignal, term: LeaderTerm) => unknown, options: RunOptions = {}): Promise<void> {
     checkFunction(fn, 'run: fn');
-    const o = checkOptions(options, 'run options');
+    const o = checkOptions(options, 'run', RUN_OPTION_KEYS);
     const signal = checkSignal(o.signal);
     const requeue = checkBoolean(o.requeue, 'requeue', false);
     const onError = checkOptionalFunction(o.onError, 'onError');

@@ -4,7 +4,9 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
+import type { Stat } from '../client/types.js';
 import type { LockHandle } from '../driver/handle.js';
+import { OneHolderDirectory, ONE_HOLDER_RECORD } from '../driver/layouts.js';
 import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
 import type { QueueNode } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
@@ -43,9 +45,18 @@ export type MutexOptions = LockOptions;
  * @group Recipes
  */
 export class Mutex extends LockRecipe {
+  private readonly directory: OneHolderDirectory;
+
   /** Creates a mutex on `path` (its directory; created on demand). */
   constructor(session: ZkSession, path: string, options: MutexOptions = {}) {
-    super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1), handoff: true }, options, 'mutex');
+    super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1), handoff: true, dirData: ONE_HOLDER_RECORD }, options, 'mutex');
+    this.directory = new OneHolderDirectory(session, path, 'mutex');
+  }
+
+  /** Refuses other recipes' nodes, and a semaphore of more leases (its `maxLeases` in the directory's data). */
+  protected override async checkDirectory(stat: Stat, children: readonly string[]): Promise<void> {
+    super.checkDirectory(stat, children);
+    await this.directory.check(stat);
   }
 
   /** Waits for the lock. Rejects with `LockTimeoutError` after `timeoutMs`, or the abort reason. */

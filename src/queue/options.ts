@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { checkInt, checkSignal, checkTimeout, describe } from '../client/validate.js';
+import { checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys } from '../client/validate.js';
 import { InvalidArgumentError } from '../errors.js';
 import { resolveBackoff, type Backoff } from '../client/retry.js';
 import { PRIORITY_RANGE } from './layout.js';
@@ -40,6 +40,17 @@ export interface DeadLetterOptions extends QueueCallOptions {
   /** At most this many letters, oldest first. Default 100, at most 10 000. */
   limit?: number;
 }
+
+/** The keys of {@link QueueOptions}. @internal */
+export const QUEUE_OPTION_KEYS = optionKeys<QueueOptions>({ participantId: true });
+/** The keys of {@link QueueCallOptions}. @internal */
+export const QUEUE_CALL_OPTION_KEYS = optionKeys<QueueCallOptions>({ timeoutMs: true, signal: true });
+/** The keys of {@link PutOptions}. @internal */
+export const PUT_OPTION_KEYS = optionKeys<PutOptions, QueueCallOptions>({ priority: true }, QUEUE_CALL_OPTION_KEYS);
+/** The keys of {@link TakeOptions}. @internal */
+export const TAKE_OPTION_KEYS = optionKeys<TakeOptions, QueueCallOptions>({}, QUEUE_CALL_OPTION_KEYS);
+/** The keys of {@link DeadLetterOptions}. @internal */
+export const DEAD_LETTER_OPTION_KEYS = optionKeys<DeadLetterOptions, QueueCallOptions>({ limit: true }, QUEUE_CALL_OPTION_KEYS);
 
 /** An exponential backoff: the first delay, doubled each time up to the cap; each delay jittered (between half and all of it). @group Recipes */
 export interface BackoffOptions {
@@ -112,23 +123,31 @@ export interface ConsumeConfig {
   readonly errorBackoff: Backoff;
 }
 
+/** The keys of {@link BackoffOptions}. @internal */
+export const BACKOFF_OPTION_KEYS = optionKeys<BackoffOptions>({ baseDelayMs: true, maxDelayMs: true });
+/** The keys of {@link ConsumeOptions}. @internal */
+export const CONSUME_OPTION_KEYS = optionKeys<ConsumeOptions>({ concurrency: true, signal: true, onError: true, maxDeliveries: true, redeliveryBackoff: true, errorBackoff: true });
+
 /** Validates `options` of `consume`. @internal */
 export function consumeConfig(options: unknown): ConsumeConfig {
-  const o = checkObject(options) as ConsumeOptions;
+  const o = checkObject(options, 'consume', CONSUME_OPTION_KEYS) as ConsumeOptions;
   if (o.onError !== undefined && typeof o.onError !== 'function') throw new InvalidArgumentError(`onError must be a function, got ${describe(o.onError)}`);
   return {
     concurrency: checkInt(o.concurrency, 'concurrency', 1, 1000, 1),
     signal: checkSignal(o.signal),
     onError: o.onError,
     maxDeliveries: o.maxDeliveries === undefined ? undefined : checkInt(o.maxDeliveries, 'maxDeliveries', 1, 1_000_000),
-    redelivery: resolveBackoff(o.redeliveryBackoff, 'redeliveryBackoff', DEFAULT_REDELIVERY_BACKOFF),
-    errorBackoff: resolveBackoff(o.errorBackoff, 'errorBackoff', DEFAULT_ERROR_BACKOFF),
+    redelivery: resolveBackoff(o.redeliveryBackoff, 'redeliveryBackoff', DEFAULT_REDELIVERY_BACKOFF, BACKOFF_OPTION_KEYS),
+    errorBackoff: resolveBackoff(o.errorBackoff, 'errorBackoff', DEFAULT_ERROR_BACKOFF, BACKOFF_OPTION_KEYS),
   };
 }
 
-/** Validates a call's bound. @internal */
-export function callBound(options: unknown): { timeoutMs: number | undefined; signal: AbortSignal | undefined } {
-  const o = checkObject(options) as QueueCallOptions;
+/**
+ * Validates a call's bound; `what` names the call and `known` the keys its options may have
+ * (its bound's and its own). @internal
+ */
+export function callBound(options: unknown, what: string, known: readonly string[]): { timeoutMs: number | undefined; signal: AbortSignal | undefined } {
+  const o = checkObject(options, what, known) as QueueCallOptions;
   return { timeoutMs: checkTimeout(o.timeoutMs), signal: checkSignal(o.signal) };
 }
 
@@ -142,8 +161,6 @@ export function checkLimit(value: unknown): number {
   return checkInt(value, 'limit', 1, 10_000, 100);
 }
 
-function checkObject(options: unknown): object {
-  if (options === undefined) return {};
-  if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
-  return options;
+function checkObject(options: unknown, what: string, known: readonly string[]): object {
+  return checkOptions(options as object | undefined, what, known);
 }

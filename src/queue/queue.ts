@@ -8,19 +8,20 @@ import { hostname } from 'node:os';
 import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import type { NodeData } from '../client/types.js';
-import { describe, toBuffer, validatePath } from '../client/validate.js';
-import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { checkOptions, describe, toBuffer, validatePath } from '../client/validate.js';
+import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, LayoutMismatchError, NoNodeError, OperationTimeoutError } from '../errors.js';
 import { delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
 import { linkSignals } from '../util/signals.js';
 import { graceFor } from '../driver/grace.js';
-import { LOSS_BACKOFF } from './backoff.js';
+import { refuseForeign } from '../driver/layouts.js';
+import { LOSS_BACKOFF, untilAnswered } from './backoff.js';
 import { Claims } from './claims.js';
 import { ClaimSource, ConsumeRun } from './consumer.js';
 import { Cursor, type Reader } from './cursor.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { IdleLine } from './line.js';
 import { Members } from './members.js';
-import { callBound, checkLimit, checkPriority, consumeConfig, type QueueCallOptions, type ConsumeHandler, type ConsumeOptions, type DeadLetterOptions, type PutOptions, type QueueOptions, type TakeOptions } from './options.js';
+import { callBound, checkLimit, checkPriority, consumeConfig, DEAD_LETTER_OPTION_KEYS, PUT_OPTION_KEYS, QUEUE_CALL_OPTION_KEYS, QUEUE_OPTION_KEYS, TAKE_OPTION_KEYS, type QueueCallOptions, type ConsumeHandler, type ConsumeOptions, type DeadLetterOptions, type PutOptions, type QueueOptions, type TakeOptions } from './options.js';
 import { Producer } from './producer.js';
 
 const noop = (): void => undefined;
@@ -86,6 +87,8 @@ export class DistributedQueue {
   private readonly closeController = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
+  /** Whether the check that no other recipe uses the path passed. */
+  private layoutChecked = false;
 
   /** Creates a queue handle on `path` (created on demand). */
   constructor(
@@ -98,7 +101,7 @@ export class DistributedQueue {
     }
     validatePath(path, 'queue path');
     if (path === '/') throw new InvalidArgumentError('queue path must not be the root');
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${describe(options)}`);
+    checkOptions(options, 'new DistributedQueue', QUEUE_OPTION_KEYS);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
     this.path = path;
     const data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
@@ -113,7 +116,7 @@ export class DistributedQueue {
 
   /** Adds one item. Resolves to its path (see {@link DistributedQueue.putAll}). */
   async put(data: NodeData, options: PutOptions = {}): Promise<string> {
-    return (await this.putAll([data], options))[0] as string;
+    return (await this.putItems([data], options, 'put'))[0] as string;
   }
 
   /**
@@ -123,7 +126,11 @@ export class DistributedQueue {
    * outcome was known and no item of it is found: it may have been put and taken already.
    */
   async putAll(items: readonly NodeData[], options: PutOptions = {}): Promise<string[]> {
-    const bound = callBound(options);
+    return this.putItems(items, options, 'putAll');
+  }
+
+  private async putItems(items: readonly NodeData[], options: PutOptions, what: string): Promise<string[]> {
+    const bound = callBound(options, what, PUT_OPTION_KEYS);
     const priority = checkPriority(options.priority);
     this.assertOpen();
     if (!Array.isArray(items) || items.length === 0) throw new InvalidArgumentError(`putAll needs a non-empty array of items, got ${describe(items)}`);
@@ -138,12 +145,12 @@ export class DistributedQueue {
     if (total > this.session.dataLimit) {
       throw new InvalidArgumentError(`putAll of ${items.length} items makes a request of about ${total} bytes, over the ${this.session.dataLimit}-byte limit; split it into smaller batches`, { path: this.path });
     }
-    return this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal));
+    return this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal), true);
   }
 
   /** Takes the next item if there is one right now, else `null` (at-most-once). */
   async poll(options: TakeOptions = {}): Promise<Buffer | null> {
-    return this.bounded(callBound(options), 'poll', (signal) => this.tryTake(signal));
+    return this.bounded(callBound(options, 'poll', TAKE_OPTION_KEYS), 'poll', (signal) => this.tryTake(signal));
   }
 
   /**
@@ -154,7 +161,7 @@ export class DistributedQueue {
    * delete took it); otherwise the item may be lost (never handed out twice).
    */
   async take(options: TakeOptions = {}): Promise<Buffer> {
-    return this.bounded(callBound(options), 'take', async (signal) => {
+    return this.bounded(callBound(options, 'take', TAKE_OPTION_KEYS), 'take', async (signal) => {
       for (;;) {
         const item = await this.tryTake(signal);
         if (item) return item;
@@ -210,17 +217,43 @@ export class DistributedQueue {
     config.signal?.throwIfAborted();
     // One subscription to the caller's signal and the queue's close, ended with the run.
     const stop = linkSignals([config.signal, this.closeController.signal]);
-    return this.track(new ConsumeRun(this.session, this.source, this.line, this.path, handler, config, stop.signal).run().finally(stop.dispose));
+    const run = async (): Promise<void> => {
+      // Another recipe on the path is refused; trouble reaching the server is retried, as the
+      // consumer's own failures are (reported, then a backoff).
+      for (let failures = 0; ; ) {
+        try {
+          await this.checkLayout(stop.signal, false);
+          break;
+        } catch (err) {
+          if (stop.signal.aborted) return; // stopped: consume resolves
+          if (err instanceof LayoutMismatchError || this.session.closed) throw err;
+          try {
+            config.onError?.(err, { path: this.path, redeliveries: -1 });
+          } catch (thrown) {
+            process.emitWarning(`zk-recipes: a queue onError callback threw: ${String(thrown)}`);
+          }
+          try {
+            await delay(backoffDelay(config.errorBackoff, failures++), stop.signal);
+            await this.session.waitConnected({ signal: stop.signal });
+          } catch (waitErr) {
+            if (stop.signal.aborted) return;
+            throw waitErr; // LOST with renewOnLoss off: it never comes back
+          }
+        }
+      }
+      await new ConsumeRun(this.session, this.source, this.line, this.path, handler, config, stop.signal).run();
+    };
+    return this.track(run().finally(stop.dispose));
   }
 
   /** Number of items in the queue (claimed ones included). */
   async size(options: TakeOptions = {}): Promise<number> {
-    return this.bounded(callBound(options), 'size', (signal) => this.cursor.size(signal));
+    return this.bounded(callBound(options, 'size', TAKE_OPTION_KEYS), 'size', (signal) => this.cursor.size(signal));
   }
 
   /** The next item's data without taking it, or `null` when empty. */
   async peek(options: TakeOptions = {}): Promise<Buffer | null> {
-    return this.bounded(callBound(options), 'peek', async (signal) => {
+    return this.bounded(callBound(options, 'peek', TAKE_OPTION_KEYS), 'peek', async (signal) => {
       for (;;) {
         const [head] = await this.cursor.all(signal);
         if (!head) return null;
@@ -235,8 +268,9 @@ export class DistributedQueue {
 
   /** The dead letters (items moved out after `maxDeliveries`), oldest first. */
   async deadLetters(options: DeadLetterOptions = {}): Promise<DeadLetter[]> {
+    const bound = callBound(options, 'deadLetters', DEAD_LETTER_OPTION_KEYS);
     const limit = checkLimit(options.limit);
-    return this.bounded(callBound(options), 'deadLetters', (signal) => this.dead.list(limit, signal));
+    return this.bounded(bound, 'deadLetters', (signal) => this.dead.list(limit, signal), true);
   }
 
   /**
@@ -246,19 +280,19 @@ export class DistributedQueue {
    * discarded by someone else).
    */
   async requeueDeadLetter(letter: DeadLetter, options: PutOptions = {}): Promise<string> {
-    const bound = callBound(options);
+    const bound = callBound(options, 'requeueDeadLetter', PUT_OPTION_KEYS);
     const checked = this.checkLetter(letter);
     const priority = options.priority === undefined ? checked.priority : checkPriority(options.priority);
     const data = toBuffer(checked.data, this.session.dataLimit, checked.path) ?? Buffer.alloc(0);
-    const [path] = await this.bounded(bound, 'requeueDeadLetter', (signal) => this.producer.put([data], priority, signal, this.dead.deletion(checked)));
+    const [path] = await this.bounded(bound, 'requeueDeadLetter', (signal) => this.producer.put([data], priority, signal, this.dead.deletion(checked)), true);
     return path as string;
   }
 
   /** Deletes a dead letter for good. Resolves to false if it was not there. */
   async discardDeadLetter(letter: DeadLetter, options: QueueCallOptions = {}): Promise<boolean> {
-    const bound = callBound(options);
+    const bound = callBound(options, 'discardDeadLetter', QUEUE_CALL_OPTION_KEYS);
     const checked = this.checkLetter(letter);
-    return this.bounded(bound, 'discardDeadLetter', (signal) => this.dead.discard(checked, signal));
+    return this.bounded(bound, 'discardDeadLetter', (signal) => this.dead.discard(checked, signal), true);
   }
 
   /** Stops this instance's calls and consumers (they finish their current item) and deletes its put records. Idempotent. */
@@ -280,14 +314,15 @@ export class DistributedQueue {
    * Runs `fn` with one signal for the call's deadline, its signal and the queue's close, and
    * says which one ended it: `OperationTimeoutError`, the caller's reason, or `ClosedError`.
    */
-  private bounded<T>(bound: { timeoutMs: number | undefined; signal: AbortSignal | undefined }, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private bounded<T>(bound: { timeoutMs: number | undefined; signal: AbortSignal | undefined }, what: string, fn: (signal: AbortSignal) => Promise<T>, patient = false): Promise<T> {
     this.assertOpen();
     const { timeoutMs, signal: userSignal } = bound;
     if (userSignal?.aborted) return Promise.reject(userSignal.reason);
     // The call's own signal: the queue's close and the caller's signal, shared by every call,
     // carry one subscription of it, gone when it settles (AbortSignal.any would stay in them).
     const link = linkSignals([this.closeController.signal, userSignal], timeoutMs);
-    const run = fn(link.signal)
+    const run = this.checkLayout(link.signal, patient)
+      .then(() => fn(link.signal))
       .catch((err: unknown) => {
         if (userSignal?.aborted) throw userSignal.reason;
         if (this.closeController.signal.aborted) throw new ClosedError(`queue ${this.path} closed during ${what}`, { cause: err });
@@ -296,6 +331,28 @@ export class DistributedQueue {
       })
       .finally(link.dispose);
     return this.track(run);
+  }
+
+  /**
+   * Refuses a path that another recipe uses (its nodes under the path: a lock's, a latch's,
+   * Curator's queue items), with {@link LayoutMismatchError}: each would take the other's nodes
+   * for foreign ones and ignore them. Looked at once per instance, by its first call (one
+   * listing of the path), until it passes; a refusal is looked at again by the next call. A
+   * `patient` call (one that waits through connection loss: puts, dead letters) lists the same
+   * way; the others reject with {@link ConnectionLossError} as their own reads would.
+   */
+  private async checkLayout(signal: AbortSignal, patient: boolean): Promise<void> {
+    if (this.layoutChecked) return;
+    const list = (): Promise<{ children: string[] }> => raceAbort(this.session.getChildren(this.path), signal);
+    let children: string[];
+    try {
+      children = (await (patient ? untilAnswered(this.session, signal, list) : list())).children;
+    } catch (err) {
+      if (!(err instanceof NoNodeError)) throw err;
+      children = []; // nothing there yet
+    }
+    refuseForeign('queue', this.path, children, ['queue']);
+    this.layoutChecked = true;
   }
 
   private track<T>(run: Promise<T>): Promise<T> {

@@ -5,10 +5,11 @@
  */
 import type { ZkSession } from '../client/session.js';
 import type { Stat } from '../client/types.js';
-import { describe } from '../client/validate.js';
+import { checkOptions, describe, optionKeys } from '../client/validate.js';
 import type { LockHandle } from '../driver/handle.js';
 import type { AcquireRequest, HeldNodes, LockDriver } from '../driver/lock-driver.js';
-import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
+import { LOCK_OPTION_KEYS, LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
+import { parseRecord, refuseForeign } from '../driver/layouts.js';
 import { parseNode, type QueueNode } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 import { BadVersionError, InvalidArgumentError, LayoutMismatchError, LeaseMismatchError, NoNodeError } from '../errors.js';
@@ -37,6 +38,9 @@ export interface SemaphoreOptions extends LockOptions {
   /** Node layout, i.e. which Curator class the path is shared with. Default `'window'`. */
   layout?: SemaphoreLayout;
 }
+
+/** The keys of {@link SemaphoreOptions}. @internal */
+export const SEMAPHORE_OPTION_KEYS = optionKeys<SemaphoreOptions, LockOptions>({ maxLeases: true, layout: true }, LOCK_OPTION_KEYS);
 
 /**
  * A distributed counting semaphore: at most `maxLeases` leases held at once across all
@@ -89,6 +93,8 @@ export class Semaphore extends LockRecipe {
 
   /** Creates a semaphore on `path` (its directory; created on demand with `maxLeases` as data). */
   constructor(session: ZkSession, path: string, options: SemaphoreOptions) {
+    // First, so that a misspelled `maxLeases` is named as such.
+    if (options !== undefined) checkOptions(options, 'new Semaphore', SEMAPHORE_OPTION_KEYS);
     const max = (options as Partial<SemaphoreOptions> | undefined)?.maxLeases;
     if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 1_000_000) {
       throw new InvalidArgumentError(`semaphore maxLeases must be an integer from 1 to 1000000, got ${describe(max)}`);
@@ -96,7 +102,7 @@ export class Semaphore extends LockRecipe {
     const given = (options as Partial<SemaphoreOptions>).layout;
     const layout = given === undefined ? 'window' : given;
     if (layout !== 'window' && layout !== 'curator-v2') throw new InvalidArgumentError(`semaphore layout must be 'window' or 'curator-v2', got ${describe(layout)}`);
-    super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(max), dirData: Buffer.from(String(max)) }, options, 'semaphore');
+    super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(max), dirData: Buffer.from(String(max)) }, options, 'semaphore', SEMAPHORE_OPTION_KEYS);
     this.maxLeases = max;
     this.layout = layout;
     this.v2 = layout === 'curator-v2' ? new CuratorV2Layout(session, path, max, (stat, children) => this.checkDirectory(stat, children)) : undefined;
@@ -172,8 +178,8 @@ export class Semaphore extends LockRecipe {
         if (err instanceof NoNodeError) return;
         throw err;
       }
-      const recorded = data.toString('utf8');
-      if (recorded === '') {
+      const record = parseRecord(data);
+      if (record.kind === 'none') {
         // Created by someone who did not record a limit (e.g. a plain mkdirp): claim it.
         try {
           await this.session.setData(this.path, String(this.maxLeases), { version });
@@ -181,9 +187,17 @@ export class Semaphore extends LockRecipe {
           if (err instanceof BadVersionError) continue;
           throw err;
         }
-      } else if (recorded !== String(this.maxLeases)) {
+      } else if (record.kind === 'one-holder' || record.kind === 'latch') {
+        // A mutex (or leader election) of one holder at a time: a semaphore of one lease is one.
+        if (record.kind === 'latch' || this.maxLeases !== 1) {
+          throw new LayoutMismatchError(
+            `semaphore ${this.path} (maxLeases ${this.maxLeases}) is used by ${record.kind === 'latch' ? 'a LeaderLatch' : 'a Mutex or a LeaderSelector'}, one holder at a time (its data says so, and its nodes are like ours): neither would respect the other's limit; use another path for one of them`,
+            { path: this.path },
+          );
+        }
+      } else if (record.kind !== 'leases' || record.maxLeases !== this.maxLeases) {
         throw new LeaseMismatchError(
-          `semaphore ${this.path} is used with maxLeases ${recorded}, but this participant was configured with ${this.maxLeases}; use the same maxLeases everywhere (or a new path)`,
+          `semaphore ${this.path} is used with maxLeases ${record.kind === 'leases' ? record.maxLeases : JSON.stringify(record.text)}, but this participant was configured with ${this.maxLeases}; use the same maxLeases everywhere (or a new path)`,
           { path: this.path },
         );
       }
@@ -192,8 +206,14 @@ export class Semaphore extends LockRecipe {
     }
   }
 
-  /** Throws {@link LayoutMismatchError} when `children` (of `path`) show the other layout. */
+  /** Throws {@link LayoutMismatchError} when `children` (of `path`) show another layout. */
   private checkLayout(children: readonly string[]): void {
+    this.checkOtherSemaphoreLayout(children);
+    refuseForeign('semaphore', this.path, children, this.v2 ? ['semaphore-v2'] : ['lock']);
+  }
+
+  /** The other layout of a semaphore, with what to do. */
+  private checkOtherSemaphoreLayout(children: readonly string[]): void {
     if (this.v2) {
       const foreign = children.find((c) => parseNode(c, ['lock-']) !== undefined);
       if (foreign === undefined) return;

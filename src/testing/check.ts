@@ -5,10 +5,10 @@
  * @internal
  * @module
  */
-import { checkInt, checkOptions, describe, MAX_TIMER_MS } from '../client/validate.js';
+import { checkInt, checkRecord, describe, MAX_TIMER_MS } from '../client/validate.js';
 import { InvalidArgumentError } from '../errors.js';
 
-export { checkBoolean, checkFunction, checkInt, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS } from '../client/validate.js';
+export { checkBoolean, checkFunction, checkInt, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys } from '../client/validate.js';
 
 /** A TCP port, 1 to 65535 (undefined: `fallback`, or undefined). */
 export function checkPort(value: unknown, what: string): number;
@@ -45,6 +45,6 @@ export function checkLines(value: unknown, what: string): readonly string[] | un
 
 /** An optional environment: an object of strings. */
 export function checkEnv(value: unknown, what = 'env'): NodeJS.ProcessEnv | undefined {
-  if (value === undefined) return undefined;
-  return checkOptions(value as NodeJS.ProcessEnv, what) as NodeJS.ProcessEnv;
+  // Any variable names: no unknown-key check.
+  return checkRecord(value as NodeJS.ProcessEnv | undefined, what);
 }

@@ -1,14 +1,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../errors.js';
-import { checkBoolean, checkDeadline, checkInt, checkOptions, describe } from './check.js';
-import type { FourLetterWordOptions } from './four-letter.js';
+import { checkBoolean, checkDeadline, checkInt, checkOptions, describe, optionKeys } from './check.js';
+import { FOUR_LETTER_WORD_OPTION_KEYS, type FourLetterWordOptions } from './four-letter.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
 import { checkDelay, linkProxyCount, MemberLinks, partitionPairs, type MemberLink } from './member-links.js';
 import { freePorts, LOOPBACK } from './ports.js';
 import {
   baseConfig,
   checkTestOptions,
+  ZOOKEEPER_TEST_OPTION_KEYS,
   makeWorkDir,
   removeWorkDir,
   type ZooKeeperTestOptions,
@@ -33,11 +34,17 @@ export interface TestingClusterOptions extends ZooKeeperTestOptions {
   memberLinks?: boolean;
 }
 
+/** The keys of {@link TestingClusterOptions}. @internal */
+export const TESTING_CLUSTER_OPTION_KEYS = optionKeys<TestingClusterOptions, ZooKeeperTestOptions>({ initLimit: true, syncLimit: true, memberLinks: true }, ZOOKEEPER_TEST_OPTION_KEYS);
+
 /** Options of {@link TestingCluster.waitForQuorum}. @group Testing */
 export interface WaitForQuorumOptions {
   /** Deadline in milliseconds (default 30000). */
   timeoutMs?: number;
 }
+
+/** The keys of {@link WaitForQuorumOptions}. @internal */
+export const WAIT_FOR_QUORUM_OPTION_KEYS = optionKeys<WaitForQuorumOptions>({ timeoutMs: true });
 
 /** Ports and folders of one ensemble member, as {@link TestingCluster.start} plans them. @internal */
 export interface ClusterMemberPlan {
@@ -129,7 +136,7 @@ export class TestingCluster {
    */
   static async start(size = 3, options: TestingClusterOptions = {}): Promise<TestingCluster> {
     checkInt(size, 'cluster size', 1, MAX_MEMBERS);
-    checkTestOptions(options, 'TestingCluster options');
+    checkTestOptions(options, 'TestingCluster.start', TESTING_CLUSTER_OPTION_KEYS);
     checkInt(options.initLimit, 'initLimit', 1, 10_000, 50);
     checkInt(options.syncLimit, 'syncLimit', 1, 10_000, 25);
     if (checkBoolean(options.memberLinks, 'memberLinks', false) && options.extraConfig?.some((line) => /^\s*reconfigEnabled\s*=\s*true\s*$/i.test(line))) {
@@ -335,7 +342,7 @@ export class TestingCluster {
 
   /** Id of the running member that reports `Mode: leader` in `srvr`, if any. */
   async leaderId(options: FourLetterWordOptions = { timeoutMs: 2000 }): Promise<number | undefined> {
-    checkDeadline(checkOptions(options).timeoutMs, 'timeoutMs', 2000);
+    checkDeadline(checkOptions(options, 'leaderId', FOUR_LETTER_WORD_OPTION_KEYS).timeoutMs, 'timeoutMs', 2000);
     const modes = await this.#modes(options);
     return modes.find((m) => m.mode === 'leader')?.id;
   }
@@ -346,7 +353,7 @@ export class TestingCluster {
    * @throws WaitTimeoutError after `timeoutMs`; InvalidArgumentError for a bad option.
    */
   async waitForQuorum(options: WaitForQuorumOptions = {}): Promise<number> {
-    const timeoutMs = checkDeadline(checkOptions(options).timeoutMs, 'timeoutMs', 30_000);
+    const timeoutMs = checkDeadline(checkOptions(options, 'waitForQuorum', WAIT_FOR_QUORUM_OPTION_KEYS).timeoutMs, 'timeoutMs', 30_000);
     const majority = Math.floor(this.members.length / 2) + 1;
     return waitFor(
       async () => {

@@ -5,7 +5,7 @@
  */
 import { ZkSession } from '../client/session.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError } from '../errors.js';
-import { checkDeadline, checkNonEmptyString, checkOptions, describe } from './check.js';
+import { checkDeadline, checkNonEmptyString, checkOptions, describe, optionKeys } from './check.js';
 import { ChaosProxy } from './proxy.js';
 import { WaitTimeoutError } from './wait.js';
 
@@ -19,6 +19,9 @@ export interface ExpireSessionOptions {
   /** Bound of the whole operation, ms (1 to 2^31-1). Default 20000. */
   timeoutMs?: number;
 }
+
+/** The keys of {@link ExpireSessionOptions}. @internal */
+export const EXPIRE_SESSION_OPTION_KEYS = optionKeys<ExpireSessionOptions>({ connectString: true, timeoutMs: true });
 
 /**
  * Expires `victim`'s current session on the server, deterministically. The victim must be
@@ -39,7 +42,7 @@ export interface ExpireSessionOptions {
 export async function expireSession(victim: ZkSession, proxy: ChaosProxy, options: ExpireSessionOptions = {}): Promise<void> {
   if (!(victim instanceof ZkSession)) throw new InvalidArgumentError(`expireSession: victim must be a ZkSession, got ${describe(victim)}`);
   if (!(proxy instanceof ChaosProxy)) throw new InvalidArgumentError(`expireSession: proxy must be the ChaosProxy the victim connects through, got ${describe(proxy)}`);
-  const o = checkOptions(options, 'expireSession options');
+  const o = checkOptions(options, 'expireSession', EXPIRE_SESSION_OPTION_KEYS);
   const timeoutMs = checkDeadline(o.timeoutMs, 'timeoutMs', 20_000);
   if (o.connectString !== undefined) checkNonEmptyString(o.connectString, 'connectString');
   if (victim.closed) throw new ClosedError('expireSession: the victim session is closed');

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { InvalidArgumentError } from '../errors.js';
-import { checkDeadline, checkNonEmptyString, checkOptions, checkPort, describe } from './check.js';
+import { checkDeadline, checkNonEmptyString, checkOptions, checkPort, describe, optionKeys } from './check.js';
 import { WaitTimeoutError } from './wait.js';
 
 /** Options of the four-letter-word helpers. @group Testing */
@@ -8,6 +8,9 @@ export interface FourLetterWordOptions {
   /** Deadline for connect, send and the whole reply, in milliseconds (default 5000). */
   timeoutMs?: number;
 }
+
+/** The keys of {@link FourLetterWordOptions}. @internal */
+export const FOUR_LETTER_WORD_OPTION_KEYS = optionKeys<FourLetterWordOptions>({ timeoutMs: true });
 
 /** The text a server sends to most words while it is not serving (electing, starting). @group Testing */
 export const NOT_SERVING = 'This ZooKeeper instance is not currently serving requests';
@@ -62,8 +65,8 @@ function checkAddress(host: unknown, port: unknown): void {
 }
 
 /** The deadline of a four-letter word, from its options (default 5000 ms). */
-function checkWordOptions(options: FourLetterWordOptions | undefined): number {
-  return checkDeadline(checkOptions(options, 'four-letter word options').timeoutMs, 'timeoutMs', 5000);
+function checkWordOptions(options: FourLetterWordOptions | undefined, what = 'fourLetterWord'): number {
+  return checkDeadline(checkOptions(options, what, FOUR_LETTER_WORD_OPTION_KEYS).timeoutMs, 'timeoutMs', 5000);
 }
 
 /** Throws {@link InvalidArgumentError} unless `text` is a string (a server's reply). */

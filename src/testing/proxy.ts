@@ -1,6 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { InvalidArgumentError } from '../errors.js';
-import { checkBoolean, checkDeadline, checkFunction, checkNonEmptyString, checkOptions, checkPort, checkTimeout, describe } from './check.js';
+import { checkBoolean, checkDeadline, checkFunction, checkNonEmptyString, checkOptions, checkPort, checkTimeout, describe, optionKeys } from './check.js';
 import { FrameReader, isOpName, OpRewriter, opIs, replyXid, requestHeader, type ZkOpName } from './frames.js';
 import { freePort, LOOPBACK } from './ports.js';
 
@@ -40,6 +40,13 @@ export interface LoseReplyOptions {
   /** Reject if no matching request was answered within this many ms. Default 30000. */
   timeoutMs?: number;
 }
+
+/** The keys of {@link ChaosProxyOptions}. @internal */
+export const CHAOS_PROXY_OPTION_KEYS = optionKeys<ChaosProxyOptions>({ targetHost: true, targetPort: true, port: true, rewriteHead: true });
+/** The keys of {@link LoseReplyMatch}. @internal */
+export const LOSE_REPLY_MATCH_KEYS = optionKeys<LoseReplyMatch>({ op: true, path: true });
+/** The keys of {@link LoseReplyOptions}. @internal */
+export const LOSE_REPLY_OPTION_KEYS = optionKeys<LoseReplyOptions>({ timeoutMs: true });
 
 /** An armed {@link ChaosProxy.loseReply}: waiting for its request, then for that request's reply. */
 interface ReplyLoss {
@@ -260,7 +267,7 @@ export class ChaosProxy {
   /** Starts a proxy in pass mode. @throws InvalidArgumentError for a bad option (nothing is started). */
   static async start(options: ChaosProxyOptions): Promise<ChaosProxy> {
     if (options === undefined) throw new InvalidArgumentError('ChaosProxy.start needs options { targetPort, targetHost?, port? }');
-    checkOptions(options, 'ChaosProxy options');
+    checkOptions(options, 'ChaosProxy.start', CHAOS_PROXY_OPTION_KEYS);
     checkPort(options.targetPort, 'targetPort');
     checkPort(options.port, 'port', true);
     if (options.targetHost !== undefined) checkNonEmptyString(options.targetHost, 'targetHost');
@@ -367,10 +374,10 @@ export class ChaosProxy {
    * ```
    */
   loseReply(match: LoseReplyMatch = {}, options: LoseReplyOptions = {}): Promise<void> {
-    checkOptions(match, 'loseReply: match');
+    checkOptions(match, 'loseReply (its match)', LOSE_REPLY_MATCH_KEYS);
     if (match.op !== undefined && (typeof match.op !== 'string' || !isOpName(match.op))) throw new InvalidArgumentError(`loseReply: unknown op ${describe(match.op)}`);
     if (match.path !== undefined) checkNonEmptyString(match.path, 'loseReply: path');
-    const timeoutMs = checkDeadline(checkOptions(options, 'loseReply options').timeoutMs, 'loseReply: timeoutMs', 30_000);
+    const timeoutMs = checkDeadline(checkOptions(options, 'loseReply', LOSE_REPLY_OPTION_KEYS).timeoutMs, 'loseReply: timeoutMs', 30_000);
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#losses.delete(loss);

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkDeadline, checkEnv, checkInt, checkLines, checkNonEmptyString, checkOptions, checkPort, MAX_TIMER_MS } from './check.js';
+import { checkDeadline, checkEnv, checkInt, checkLines, checkNonEmptyString, checkOptions, checkPort, MAX_TIMER_MS, optionKeys } from './check.js';
 import { trackDir, untrackDir } from './cleanup.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
 import { freePort, LOOPBACK } from './ports.js';
@@ -29,6 +29,17 @@ export interface ZooKeeperTestOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** The keys of {@link ZooKeeperTestOptions}. @internal */
+export const ZOOKEEPER_TEST_OPTION_KEYS = optionKeys<ZooKeeperTestOptions>({
+  tickTime: true,
+  minSessionTimeout: true,
+  maxSessionTimeout: true,
+  extraConfig: true,
+  jvmArgs: true,
+  startTimeoutMs: true,
+  env: true,
+});
+
 /** Options of {@link TestingServer.start}. @group Testing */
 export interface TestingServerOptions extends ZooKeeperTestOptions {
   /** Client port; default a free one (and another one if it turns out busy). */
@@ -37,14 +48,17 @@ export interface TestingServerOptions extends ZooKeeperTestOptions {
   dataDir?: string;
 }
 
+/** The keys of {@link TestingServerOptions}. @internal */
+export const TESTING_SERVER_OPTION_KEYS = optionKeys<TestingServerOptions, ZooKeeperTestOptions>({ port: true, dataDir: true }, ZOOKEEPER_TEST_OPTION_KEYS);
+
 const PORT_ATTEMPTS = 5;
 
 /**
  * Checks the options shared by servers and ensembles, before anything starts. @internal
  * @throws InvalidArgumentError naming the first bad option.
  */
-export function checkTestOptions(options: ZooKeeperTestOptions, what: string): void {
-  checkOptions(options, what);
+export function checkTestOptions(options: ZooKeeperTestOptions, what: string, known: readonly string[]): void {
+  checkOptions(options, what, known);
   const tick = checkInt(options.tickTime, 'tickTime', 1, 60_000, 200);
   const min = checkInt(options.minSessionTimeout, 'minSessionTimeout', 1, MAX_TIMER_MS, 2 * tick);
   const max = checkInt(options.maxSessionTimeout, 'maxSessionTimeout', 1, MAX_TIMER_MS, Math.max(60_000, min));
@@ -129,7 +143,7 @@ export class TestingServer extends ZooKeeperProcess {
    * @throws ZooKeeperStartError when the JVM exits or does not serve in time.
    */
   static async start(options: TestingServerOptions = {}): Promise<TestingServer> {
-    checkTestOptions(options, 'TestingServer options');
+    checkTestOptions(options, 'TestingServer.start', TESTING_SERVER_OPTION_KEYS);
     checkPort(options.port, 'port', true);
     if (options.dataDir !== undefined) checkNonEmptyString(options.dataDir, 'dataDir');
     const installation = locateZooKeeper(options.env);

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { InvalidArgumentError } from '../errors.js';
-import { checkFunction, checkOptions, checkSignal, checkTimeout, describe } from './check.js';
+import { checkFunction, checkOptions, checkSignal, checkTimeout, describe, optionKeys } from './check.js';
 
 /** Error thrown by {@link waitFor} and {@link withTimeout} when the deadline passes. @group Testing */
 export class WaitTimeoutError extends Error {
@@ -26,6 +26,9 @@ export interface WaitForOptions {
   signal?: AbortSignal;
 }
 
+/** The keys of {@link WaitForOptions}. @internal */
+export const WAIT_FOR_OPTION_KEYS = optionKeys<WaitForOptions>({ timeoutMs: true, intervalMs: true, message: true, signal: true });
+
 /**
  * Polls `predicate` until it returns a truthy value, and resolves to that value.
  * A predicate that throws counts as "not yet"; its last error becomes the timeout's cause.
@@ -39,7 +42,7 @@ export async function waitFor<T>(
   options: WaitForOptions = {},
 ): Promise<NonNullable<T>> {
   checkFunction(predicate, 'waitFor: predicate');
-  const o = checkOptions(options, 'waitFor options');
+  const o = checkOptions(options, 'waitFor', WAIT_FOR_OPTION_KEYS);
   const timeoutMs = checkTimeout(o.timeoutMs, 'timeoutMs') ?? 10_000;
   const intervalMs = checkTimeout(o.intervalMs, 'intervalMs') ?? 25;
   const message = o.message === undefined ? 'condition' : checkMessage(o.message);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ClosedError } from '../errors.js';
-import { checkBoolean, checkDeadline, checkOptions, checkTimeout } from './check.js';
+import { checkBoolean, checkDeadline, checkOptions, checkTimeout, optionKeys } from './check.js';
 import { trackPid, untrackPid } from './cleanup.js';
 import * as fourLetter from './four-letter.js';
 import type { ConnectionInfo, MntrStats, ServerStatus, SessionDump } from './four-letter.js';
@@ -112,6 +112,11 @@ export interface RestartOptions {
   waitUntilServing?: boolean;
 }
 
+/** The keys of {@link RestartOptions}. @internal */
+export const RESTART_OPTION_KEYS = optionKeys<RestartOptions>({ timeoutMs: true, waitUntilServing: true });
+/** The keys of the options of {@link ZooKeeperProcess.stop}. @internal */
+export const STOP_OPTION_KEYS = optionKeys<NonNullable<Parameters<ZooKeeperProcess['stop']>[0]>>({ timeoutMs: true });
+
 /**
  * One ZooKeeper JVM on 127.0.0.1: the common base of {@link TestingServer} and
  * {@link ClusterMember}. It starts, stops, kills and restarts the JVM on the same port and
@@ -169,7 +174,7 @@ export abstract class ZooKeeperProcess {
    * (`InvalidArgumentError`); after `close()` it rejects with `ClosedError`.
    */
   async restart(options: RestartOptions = {}): Promise<void> {
-    const o = checkOptions(options, 'restart options');
+    const o = checkOptions(options, 'restart', RESTART_OPTION_KEYS);
     checkDeadline(o.timeoutMs, 'timeoutMs', this.#init.startTimeoutMs);
     checkBoolean(o.waitUntilServing, 'waitUntilServing', true);
     if (this.#closed) throw new ClosedError(`ZooKeeper server ${this.connectString} is closed`);
@@ -182,7 +187,7 @@ export abstract class ZooKeeperProcess {
    * 2^31-1, default 5000). A bad option is refused before anything is stopped.
    */
   async stop(options: { timeoutMs?: number } = {}): Promise<void> {
-    const killAfterMs = checkTimeout(checkOptions(options, 'stop options').timeoutMs, 'timeoutMs') ?? 5000;
+    const killAfterMs = checkTimeout(checkOptions(options, 'stop', STOP_OPTION_KEYS).timeoutMs, 'timeoutMs') ?? 5000;
     const pid = this.#javaPid;
     if (pid === undefined) return keepAlive(this.#exited);
     signal(pid, 'SIGTERM');

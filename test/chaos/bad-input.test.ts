@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '../../src/errors.js';
 import {
+  ChaosProxy,
   checkHistory,
   expireSessionByTicket,
   FencedResource,
@@ -80,6 +81,19 @@ const rows: [string, () => unknown, RegExp][] = [
   ['runChaos: a fractional client count', () => runChaos({ clients: { mutex: 1.5 } }), /clients\.mutex/],
   ['runChaos: an unknown fault kind', () => runChaos({ faults: cast({ flood: 1 }) }), /flood/],
   ['runChaos: log not a function', () => runChaos({ log: cast('yes') }), /log/],
+  // A misspelled option names the nearest known one.
+  ['runChaos: a misspelled option', () => runChaos(cast({ second: 5 })), /unknown option 'second' of runChaos: did you mean 'seconds'\?/],
+  ['runChaos: a misspelled workload', () => runChaos({ clients: cast({ mutexes: 1 }) }), /unknown option 'mutexes' of runChaos options\.clients: did you mean 'mutex'\?/],
+  ['runChaos: a misspelled fault kind', () => runChaos({ faults: cast({ partiton: 1 }) }), /unknown key 'partiton' of runChaos options\.faults: did you mean 'partition'\?/],
+  ['Nemesis: a misspelled option', () => new Nemesis(cast({ ...good, sessionTimeout: 4000 })), /unknown option 'sessionTimeout' of new Nemesis: did you mean 'sessionTimeoutMs'\?/],
+  ['Nemesis.run: a misspelled option', () => new Nemesis(good).run(cast({ duration: 5 })), /unknown option 'duration' of Nemesis\.run: did you mean 'durationMs'\?/],
+  ['HistoryRecorder: a misspelled option', () => new HistoryRecorder(cast({ client: 'c', onevent: () => undefined })), /unknown option 'onevent' of new HistoryRecorder: did you mean 'onEvent'\?/],
+  ['checkHistory: a misspelled option', () => checkHistory(history, cast({ slack: 1 })), /unknown option 'slack' of checkHistory: did you mean 'slackMs'\?/],
+  [
+    'expireSessionByTicket: a misspelled option',
+    () => expireSessionByTicket({ sessionId: 1n, password: Buffer.alloc(16), timeoutMs: 1000 }, [cast(Object.create(ChaosProxy.prototype))], 'h:1', cast({ timeout: 5 })),
+    /unknown option 'timeout' of expireSessionByTicket: did you mean 'timeoutMs'\?/,
+  ],
   ['writeReport: an empty folder', () => writeReport('', history, { violations: [], excused: [], stats: cast({}) }), /dir/],
 ];
 

@@ -396,6 +396,141 @@ describe('LeaderLatch', () => {
   });
 });
 
+describe('LeaderLatch.start(): resolves once the node is in the election', () => {
+  test('a leader and a follower: participants() lists each at once after its start() resolved', async () => {
+    const path = uniquePath('start-ready');
+    const [s1, s2] = await sessionsN(2);
+    const a = new LeaderLatch(s1!, path, { participantId: 'A' });
+    const b = new LeaderLatch(s2!, path, { participantId: 'B' });
+    await a.start();
+    assert.deepEqual((await a.participants()).map((p) => p.id), ['A']);
+    await b.start();
+    // B's start resolved while B follows: it is in the election, not elected.
+    assert.equal(b.hasLeadership, false);
+    assert.deepEqual((await b.participants()).map((p) => [p.id, p.isLeader]), [['A', true], ['B', false]]);
+    await a.awaitLeadership({ timeoutMs: 5000 });
+    // With a bound that is not needed: resolves as well, and the bound ends with it.
+    const c = new LeaderLatch(s1!, path, { participantId: 'C' });
+    const ac = new AbortController();
+    await c.start({ timeoutMs: 5000, signal: ac.signal });
+    ac.abort(new Error('too late to matter'));
+    assert.deepEqual((await view(path).participants()).map((p) => p.id), ['A', 'B', 'C'], 'aborting after start() resolved changes nothing');
+    await Promise.all([a.close(), b.close(), c.close()]);
+    assert.deepEqual(await nodes(path), []);
+  });
+
+  test('blackholed during start(): rejects with LockTimeoutError in time, the latch is closed, nothing is left once the server answers', async () => {
+    const path = uniquePath('start-blackhole');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 20_000 });
+    // The directory exists, so the held create makes our node once it gets through.
+    await fx.observer.mkdirp(path);
+    const latch = new LeaderLatch(session, path, { participantId: 'X' });
+    const errors: Error[] = [];
+    latch.on('error', (e) => errors.push(e));
+    proxy.blackhole();
+    const creates = session.counters.create;
+    const started = performance.now();
+    const outcome = latch.start({ timeoutMs: 800 }).catch((e: unknown) => e);
+    await waitFor(() => session.counters.create > creates, { timeoutMs: 5000, message: 'the create was sent into the blackhole' });
+    const err = await outcome;
+    const took = performance.now() - started;
+    assert.ok(err instanceof LockTimeoutError, String(err));
+    assert.equal(err.path, path);
+    assert.ok(took >= 790 && took < 3000, `rejected after ${took.toFixed(0)} ms`);
+    // Gave up: closed, as by close().
+    assert.throws(() => latch.start(), ClosedError);
+    await assert.rejects(latch.awaitLeadership(), ClosedError);
+    assert.equal(latch.hasLeadership, false);
+    // The held create reaches the server once the partition heals: its node is deleted then.
+    const deletes = session.counters.delete;
+    proxy.pass();
+    await withTimeout(latch.close(), 15_000, 'close() after the partition healed');
+    assert.ok(session.counters.delete > deletes, 'the node the held create made was deleted');
+    assert.deepEqual(await nodes(path), [], 'no node left');
+    assert.equal(session.activeWatchCount, 0, 'no watch left');
+    assert.deepEqual(errors, []);
+    assert.equal(session.state, 'CONNECTED', 'the session itself was never in doubt');
+  });
+
+  test("start({ signal }) aborted while its create is held: rejects with the signal's reason; nothing is left", async () => {
+    const path = uniquePath('start-abort');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 20_000 });
+    await fx.observer.mkdirp(path);
+    const latch = new LeaderLatch(session, path);
+    proxy.blackhole();
+    const creates = session.counters.create;
+    const ac = new AbortController();
+    const outcome = latch.start({ signal: ac.signal }).catch((e: unknown) => e);
+    await waitFor(() => session.counters.create > creates, { timeoutMs: 5000, message: 'the create was sent into the blackhole' });
+    const reason = new Error('shutting down');
+    ac.abort(reason);
+    assert.equal(await withTimeout(outcome, 1500, 'start() after the abort'), reason);
+    const deletes = session.counters.delete;
+    proxy.pass();
+    await withTimeout(latch.close(), 15_000, 'close() after the partition healed');
+    assert.ok(session.counters.delete > deletes, 'the node the held create made was deleted');
+    assert.deepEqual(await nodes(path), []);
+    assert.equal(session.activeWatchCount, 0);
+    // An already aborted signal: nothing is sent at all.
+    const sent = session.counters.create + session.counters.getChildren;
+    const pre = new Error('aborted before');
+    const never = new LeaderLatch(session, path);
+    await assert.rejects(never.start({ signal: AbortSignal.abort(pre) }), (e) => e === pre);
+    assert.equal(session.counters.create + session.counters.getChildren, sent);
+    assert.throws(() => never.start(), ClosedError);
+  });
+
+  test('close() while start() waits: start() rejects with ClosedError; nothing is left', async () => {
+    const path = uniquePath('start-close');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 20_000 });
+    const latch = new LeaderLatch(session, path);
+    proxy.blackhole();
+    const creates = session.counters.create;
+    const outcome = latch.start().catch((e: unknown) => e);
+    await waitFor(() => session.counters.create > creates, { timeoutMs: 5000, message: 'the create was sent into the blackhole' });
+    const closing = latch.close();
+    assert.ok((await outcome) instanceof ClosedError);
+    proxy.pass();
+    await withTimeout(closing, 15_000, 'close() after the partition healed');
+    assert.deepEqual(await nodes(path), []);
+  });
+
+  test('the session is lost before the node could be made (renewOnLoss off): start() rejects with SessionExpiredError', async () => {
+    const path = uniquePath('start-lost');
+    const { session, proxy } = await proxied({ sessionTimeoutMs: 1500, renewOnLoss: false });
+    const latch = new LeaderLatch(session, path);
+    latch.on('error', () => undefined);
+    proxy.blackhole();
+    const outcome = latch.start().catch((e: unknown) => e);
+    const err = await withTimeout(outcome, 10_000, 'start() once the session is lost');
+    assert.equal((err as { code?: string }).code, 'SESSION_EXPIRED', String(err));
+    proxy.pass();
+    await latch.close();
+    await waitFor(async () => (await nodes(path)).length === 0, { timeoutMs: 10_000, message: 'the node, if any, went with the session' });
+  });
+
+  test('a start() nobody awaits never rejects unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const [s] = await sessionsN(1);
+      const latch = new LeaderLatch(s!, uniquePath('start-unawaited'));
+      void latch.start();
+      await latch.close(); // the start rejects with ClosedError, unobserved
+      const early = new LeaderLatch(s!, uniquePath('start-unawaited'));
+      void early.start({ timeoutMs: 0 }); // gives up at once: closed
+      await early.close();
+      // Two turns of the event loop: Node reports unhandled rejections after the microtasks.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
+
 describe('LeaderSelector', () => {
   test('run(fn): fn runs only while leader; the second selector runs only after the first finished', async () => {
     const path = uniquePath('selector');

@@ -6,7 +6,7 @@
 import { ZkSession } from '../../client/session.js';
 import { ChaosProxy } from '../proxy.js';
 import { MAX_TIMER_MS } from '../../client/validate.js';
-import { checkInt, checkName, checkObject, checkOptionalFunction, describe, need } from './validate.js';
+import { checkInt, checkName, checkObject, checkOptionalFunction, describe, need, optionKeys } from './validate.js';
 
 /** A session's id, password and timeout, e.g. as a client process reports them. */
 export interface SessionTicket {
@@ -30,6 +30,9 @@ export interface ExpireByTicketOptions {
   afterCutOff?: () => Promise<void>;
 }
 
+/** The keys of {@link ExpireByTicketOptions}. @internal */
+export const EXPIRE_BY_TICKET_OPTION_KEYS = optionKeys<ExpireByTicketOptions>({ timeoutMs: true, afterCutOff: true });
+
 /**
  * Expires a session on the server, given its credentials and every proxy its owner connects
  * through (its only routes to the ensemble): the proxies refuse its traffic, a second client
@@ -47,7 +50,7 @@ export async function expireSessionByTicket(ticket: SessionTicket, proxies: read
   checkInt(ticket.timeoutMs, 'expireSessionByTicket: ticket.timeoutMs', 1, MAX_TIMER_MS);
   need(Array.isArray(proxies) && proxies.length > 0 && proxies.every((p) => p instanceof ChaosProxy), `expireSessionByTicket: proxies must be a non-empty array of ChaosProxy, got ${describe(proxies)}`);
   checkName(connectString, 'expireSessionByTicket: connectString');
-  const o = checkObject(options, 'expireSessionByTicket options');
+  const o = checkObject(options, 'expireSessionByTicket', EXPIRE_BY_TICKET_OPTION_KEYS);
   const timeoutMs = checkInt(o.timeoutMs, 'expireSessionByTicket options.timeoutMs', 1, MAX_TIMER_MS, 20_000);
   checkOptionalFunction(o.afterCutOff, 'expireSessionByTicket options.afterCutOff');
   const id = Buffer.alloc(8);

@@ -8,7 +8,7 @@
  * @module
  */
 import { chaosNow } from './clock.js';
-import { checkName, checkObject, checkOptionalFunction, describe, need } from './validate.js';
+import { checkName, checkObject, checkOptionalFunction, describe, need, optionKeys } from './validate.js';
 
 /** How a lock-like workload is held: a lease count for semaphores, a side for read-write locks. */
 export type LockMode = 'exclusive' | 'read' | 'write' | 'lease';
@@ -367,6 +367,9 @@ export interface HistoryRecorderOptions {
   keep?: boolean;
 }
 
+/** The keys of {@link HistoryRecorderOptions}. @internal */
+export const HISTORY_RECORDER_OPTION_KEYS = optionKeys<HistoryRecorderOptions>({ client: true, onEvent: true, keep: true });
+
 /**
  * Collects the events of a chaos run. A client records its own operations with
  * {@link HistoryRecorder.record} (stamped with {@link chaosNow} and its name, at the instant of
@@ -392,7 +395,7 @@ export class HistoryRecorder {
   /** Creates a recorder. */
   constructor(options: HistoryRecorderOptions) {
     need(options !== undefined, 'HistoryRecorder: options are required ({ client })');
-    const o = checkObject(options, 'HistoryRecorder options');
+    const o = checkObject(options, 'new HistoryRecorder', HISTORY_RECORDER_OPTION_KEYS);
     this.client = checkName(o.client, 'HistoryRecorder options.client');
     this.#onEvent = checkOptionalFunction(o.onEvent, 'HistoryRecorder options.onEvent');
     need(o.keep === undefined || typeof o.keep === 'boolean', `HistoryRecorder options.keep must be a boolean, got ${describe(o.keep)}`);

@@ -14,7 +14,7 @@ import type { SeededRandom } from './random.js';
 import { MAX_TIMER_MS } from '../../client/validate.js';
 import { bringBack, firstLine, hasMemberLinks, idle, impairLinks, LINK_FAULTS, type LinkFault } from './nemesis-members.js';
 import { checkWaiters, deleteWaiterFault, type WaiterLock } from './waiters.js';
-import { checkInt, checkName, checkObject, checkOptionalFunction, checkSignal, checkWeights, describe, need } from './validate.js';
+import { checkInt, checkName, checkObject, checkOptionalFunction, checkSignal, checkWeights, describe, need, optionKeys } from './validate.js';
 
 /** A client the nemesis can hurt: its proxies (one per member), and how to expire its session. */
 export interface NemesisClient {
@@ -78,6 +78,21 @@ export interface NemesisRunOptions {
   signal?: AbortSignal;
 }
 
+/** The keys of {@link NemesisOptions}. @internal */
+export const NEMESIS_OPTION_KEYS = optionKeys<NemesisOptions>({
+  cluster: true,
+  clients: true,
+  random: true,
+  recorder: true,
+  sessionTimeoutMs: true,
+  weights: true,
+  heldSince: true,
+  holderSession: true,
+  waiters: true,
+});
+/** The keys of {@link NemesisRunOptions}. @internal */
+export const NEMESIS_RUN_OPTION_KEYS = optionKeys<NemesisRunOptions>({ durationMs: true, signal: true });
+
 /** The default weight of every fault kind. */
 export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
   'kill-leader': 2,
@@ -140,7 +155,7 @@ export class Nemesis {
   /** Creates a nemesis; nothing happens until {@link Nemesis.run}. */
   constructor(options: NemesisOptions) {
     need(options !== undefined, 'Nemesis: options are required');
-    const o = checkObject(options, 'Nemesis options');
+    const o = checkObject(options, 'new Nemesis', NEMESIS_OPTION_KEYS);
     need(typeof o.cluster === 'object' && o.cluster !== null && Array.isArray(o.cluster.members), `Nemesis options.cluster must be a TestingCluster, got ${describe(o.cluster)}`);
     need(o.cluster.members.length >= 3, `the nemesis needs an ensemble of 3 members or more (one may be down), got ${o.cluster.members.length}`);
     need(Array.isArray(o.clients), `Nemesis options.clients must be an array, got ${describe(o.clients)}`);
@@ -175,7 +190,7 @@ export class Nemesis {
   /** Runs both tracks for `durationMs`, then heals every fault and waits for a quorum. */
   async run(options: NemesisRunOptions): Promise<void> {
     need(options !== undefined, 'Nemesis.run: options are required ({ durationMs })');
-    const o = checkObject(options, 'Nemesis.run options');
+    const o = checkObject(options, 'Nemesis.run', NEMESIS_RUN_OPTION_KEYS);
     checkInt(o.durationMs, 'Nemesis.run options.durationMs', 0, MAX_TIMER_MS);
     checkSignal(o.signal, 'Nemesis.run options.signal');
     // A plain controller and timer: a composite of AbortSignal.timeout can be collected early.

@@ -19,7 +19,7 @@ import { ChaosClientProcess } from './fleet.js';
 import { HistoryRecorder, type ChaosEvent, type ChaosHistory, type FaultKind, type FinalState } from './history.js';
 import { DEFAULT_FAULT_WEIGHTS, Nemesis } from './nemesis.js';
 import { DEFAULT_CLIENT_COUNTS, planWorkloads, type ClientCounts } from './plan.js';
-import { checkInt, checkNumber, checkObject, checkOptionalFunction, checkWeights, describe, need } from './validate.js';
+import { checkInt, checkNumber, checkObject, checkOptionalFunction, checkWeights, describe, need, optionKeys } from './validate.js';
 import { SeededRandom } from './random.js';
 import { FencedResource } from './resource.js';
 
@@ -46,6 +46,9 @@ export interface RunChaosOptions {
   slackMs?: number;
 }
 
+/** The keys of {@link RunChaosOptions}. @internal */
+export const RUN_CHAOS_OPTION_KEYS = optionKeys<RunChaosOptions>({ seconds: true, seed: true, sessionTimeoutMs: true, clients: true, faults: true, logDir: true, log: true, slackMs: true });
+
 /** What {@link runChaos} resolves to. */
 export interface ChaosRunResult {
   /** The whole history, with its final state. */
@@ -63,16 +66,13 @@ export interface ChaosRunResult {
  * result; everything it started is stopped, whatever happens.
  */
 export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunResult> {
-  const o = checkObject(options, 'runChaos options');
+  const o = checkObject(options, 'runChaos', RUN_CHAOS_OPTION_KEYS);
   const seconds = checkInt(o.seconds, 'runChaos options.seconds', 1, 86_400, 60);
   const seed = checkInt(o.seed, 'runChaos options.seed', 0, 2 ** 32 - 1, randomBytes(4).readUInt32BE());
   // The test servers grant 400 ms (2 ticks) to 60 s.
   const T = checkInt(o.sessionTimeoutMs, 'runChaos options.sessionTimeoutMs', 400, 60_000, 4000);
-  const counts = checkObject(o.clients, 'runChaos options.clients');
-  for (const [k, n] of Object.entries(counts)) {
-    need(k in DEFAULT_CLIENT_COUNTS, `runChaos options.clients: unknown workload ${JSON.stringify(k)}; known: ${Object.keys(DEFAULT_CLIENT_COUNTS).join(', ')}`);
-    checkInt(n, `runChaos options.clients.${k}`, 0, 50);
-  }
+  const counts = checkObject(o.clients, 'runChaos options.clients', Object.keys(DEFAULT_CLIENT_COUNTS));
+  for (const [k, n] of Object.entries(counts)) checkInt(n, `runChaos options.clients.${k}`, 0, 50);
   checkWeights(o.faults, Object.keys(DEFAULT_FAULT_WEIGHTS) as FaultKind[], 'runChaos options.faults');
   need(o.logDir === undefined || (typeof o.logDir === 'string' && o.logDir !== ''), `runChaos options.logDir must be a non-empty string, got ${describe(o.logDir)}`);
   const log = checkOptionalFunction(o.log, 'runChaos options.log') ?? (() => undefined);

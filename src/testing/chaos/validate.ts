@@ -5,7 +5,7 @@
  * @internal
  * @module
  */
-import { checkInt, checkSignal, describe } from '../../client/validate.js';
+import { checkInt, checkKeys, checkSignal, describe } from '../../client/validate.js';
 import { InvalidArgumentError } from '../../errors.js';
 
 export { checkInt, checkSignal, describe };
@@ -15,10 +15,16 @@ export function need(ok: boolean, message: string): asserts ok {
   if (!ok) throw new InvalidArgumentError(message);
 }
 
-/** An object (the options themselves), or a default when undefined. */
-export function checkObject<T extends object>(value: T | undefined, what: string): Partial<T> {
+export { optionKeys } from '../../client/validate.js';
+
+/**
+ * An object (the options themselves), or a default when undefined; a key not in `known` is
+ * refused, naming the nearest known one (`known` undefined: any keys, e.g. a map).
+ */
+export function checkObject<T extends object>(value: T | undefined, what: string, known: readonly string[] | undefined): Partial<T> {
   if (value === undefined) return {};
   need(value !== null && typeof value === 'object', `${what} must be an object, got ${describe(value)}`);
+  if (known !== undefined) checkKeys(value, what, known);
   return value;
 }
 
@@ -42,10 +48,8 @@ export function checkNumber(value: unknown, what: string, min: number): number {
 
 /** Weights by key: each a finite number >= 0, each key one of `keys`. */
 export function checkWeights<K extends string>(value: Partial<Record<K, number>> | undefined, keys: readonly K[], what: string): Partial<Record<K, number>> {
-  const weights = checkObject(value, what);
-  for (const [k, w] of Object.entries(weights)) {
-    need((keys as readonly string[]).includes(k), `${what}: unknown key ${JSON.stringify(k)}; known: ${keys.join(', ')}`);
-    checkNumber(w, `${what}.${k}`, 0);
-  }
+  const weights = checkObject(value, what, undefined);
+  checkKeys(weights, what, keys, 'key');
+  for (const [k, w] of Object.entries(weights)) checkNumber(w, `${what}.${k}`, 0);
   return weights as Partial<Record<K, number>>;
 }

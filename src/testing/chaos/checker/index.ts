@@ -12,7 +12,10 @@ import { checkAtLeastOnce, checkAtMostOnce } from './queue.js';
 import { checkResource } from './resource.js';
 import { checkTokens } from './tokens.js';
 import type { CheckName, CheckOptions, CheckResult, CheckStats, Violation } from './types.js';
-import { checkNumber, checkObject, describe, need } from '../validate.js';
+import { checkNumber, checkObject, describe, need, optionKeys } from '../validate.js';
+
+/** The keys of {@link CheckOptions}. @internal */
+export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
 const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'leftovers', 'harness'];
 
@@ -44,7 +47,7 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
   need(history !== null && typeof history === 'object', `checkHistory: history must be a ChaosHistory, got ${describe(history)}`);
   need(history.meta !== null && typeof history.meta === 'object' && Array.isArray(history.meta.workloads) && Array.isArray(history.meta.clients), `checkHistory: history.meta must have workloads and clients arrays, got ${describe(history.meta)}`);
   need(Array.isArray(history.events), `checkHistory: history.events must be an array, got ${describe(history.events)}`);
-  const o = checkObject(options, 'checkHistory options');
+  const o = checkObject(options, 'checkHistory', CHECK_OPTION_KEYS);
   const slack = o.slackMs === undefined ? 0 : checkNumber(o.slackMs, 'checkHistory options.slackMs', 0);
   need(o.checks === undefined || (Array.isArray(o.checks) && o.checks.every((c) => CHECKS.includes(c))), `checkHistory options.checks must be an array of ${CHECKS.join(', ')}, got ${describe(o.checks)}`);
   const intervals = beliefIntervals(history);
