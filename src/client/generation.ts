@@ -473,6 +473,9 @@ export class Generation {
     removeWatches(this.raw, path, recursive ? 'recursive' : 'persistent', (err) => {
       if (err?.code !== MARSHALLING_ERROR || this.dead) return;
       this.untypedRemoval = true;
+      // Watched again meanwhile (an addWatch or a one-shot read sent after the refused removal,
+      // which the server applied to the watch still there): `any` now would remove that too.
+      if (!this.persistent.mayRemoveOneShot(path) || hasOneShotWatcher(this.raw, path)) return;
       this.removePersistent(path, recursive);
     });
   }

@@ -48,7 +48,7 @@ interface RawAclObject {
   toRecord(): unknown;
 }
 
-type WatcherTable = Record<string, { removeListener(e: string, fn: Watcher): void } | undefined>;
+type WatcherTable = Record<string, { removeListener(e: string, fn: Watcher): void; listenerCount(e: string): number } | undefined>;
 
 interface RawWatcherManager {
   dataWatchers: WatcherTable;
@@ -661,7 +661,12 @@ export function registerWatcher(client: RawClient, table: WatcherTableName, path
 export function forgetWatcher(client: RawClient, table: WatcherTableName, path: string, watcher: Watcher): void {
   const wm = client.connectionManager.watcherManager;
   const t = table === 'child' ? wm.childWatchers : table === 'data' ? wm.dataWatchers : wm.existenceWatchers;
-  t[path]?.removeListener('notification', watcher);
+  const emitter = t[path];
+  if (!emitter) return;
+  emitter.removeListener('notification', watcher);
+  // An empty emitter left in the table still counts as a watcher (hasOneShotWatcher: a
+  // persistent registration on the path was then never removed), and one per path piles up.
+  if (emitter.listenerCount('notification') === 0) delete t[path];
 }
 
 /** Whether the client's tables hold a one-shot watcher on `path` (re-sent in SetWatches). */

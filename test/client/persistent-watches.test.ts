@@ -294,4 +294,37 @@ describe('persistent watches', () => {
     await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 10_000, message: 'all removed' });
     await fx.observer.deleteRecursive(base);
   });
+
+  test('a one-shot watch aborted beside a persistent one on the same path: once the persistent one closes, nothing is left (an empty table entry kept it forever)', async () => {
+    const s = await session();
+    const p = uniquePath('pw-rider-aborted');
+    await fx.observer.create(p);
+    const watch = await s.addWatch(p, { recursive: true });
+    const ac = new AbortController();
+    const child = await s.getChildrenWatch(p, { signal: ac.signal });
+    ac.abort();
+    await assert.rejects(child.changed);
+    await watch.close();
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 5000, message: 'removed' });
+    assert.equal(s.activeWatchCount, 0);
+    await fx.observer.deleteRecursive(p);
+  });
+
+  test('a path watched again right after its first removal on a server before 3.9 keeps its watch (the removal retried by any would take it)', async () => {
+    // A fresh session: it learns only from its first removal that the server wants 'any'.
+    const s = await session();
+    const p = uniquePath('pw-rewatched');
+    await fx.observer.create(p);
+    const first = await s.addWatch(p, { recursive: true });
+    await first.close();
+    const again = await s.addWatch(p, { recursive: true });
+    await s.sync(p);
+    assert.deepEqual(await serverWatches(s), [p], 'the second watch is on the server');
+    const seen = new Promise((resolve) => again.once('event', resolve));
+    await fx.observer.setData(p, 'x');
+    assert.deepEqual(await withTimeout(seen, 5000, 'an event'), { type: 'NODE_DATA_CHANGED', path: p });
+    await again.close();
+    await waitFor(async () => (await serverWatches(s)).length === 0, { timeoutMs: 5000, message: 'removed' });
+    await fx.observer.deleteRecursive(p);
+  });
 });
