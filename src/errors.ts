@@ -16,7 +16,8 @@ export type LocalErrorCode =
   | 'LEASE_MISMATCH'
   | 'ILLEGAL_STATE'
   | 'QUEUE_LAYOUT'
-  | 'LAYOUT_MISMATCH';
+  | 'LAYOUT_MISMATCH'
+  | 'CACHE_LIMIT';
 
 /** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. @group Errors */
 export type ServerErrorCode =
@@ -173,6 +174,18 @@ export class LayoutMismatchError extends ZkRecipesError {
   /** Creates the error; the message names the path, what was found there and what to do. */
   constructor(message: string, options?: ZkErrorOptions) {
     super('LAYOUT_MISMATCH', message, options);
+  }
+}
+
+/**
+ * A cache crossed its `maxNodes` or `maxBytes` bound; the cache closed (a partial copy would
+ * break what it promises). Raise the bound or cache a smaller subtree.
+ * @group Errors
+ */
+export class CacheLimitError extends ZkRecipesError {
+  /** Creates the error; the message names the cache, the bound and the size reached. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('CACHE_LIMIT', message, options);
   }
 }
 
