@@ -76,6 +76,8 @@ export class ChaosClientProcess {
   private constructor(
     /** The client's name. */
     readonly name: string,
+    /** For the cache workload: what it does. */
+    readonly role: PlannedClient['role'],
     /** Its proxies, one per member. */
     readonly proxies: readonly ChaosProxy[],
     /** The process. */
@@ -95,11 +97,12 @@ export class ChaosClientProcess {
       resourcePort: options.resourcePort,
       seed: options.seed,
       sessions: plan.sessions,
+      ...(plan.role !== undefined && { role: plan.role }),
     };
     const script = join(moduleDir(), 'client.js');
     const child = fork(script, [JSON.stringify(config)], { stdio: ['ignore', options.logFd, options.logFd, 'ipc'] });
     track(child);
-    const client = new ChaosClientProcess(plan.name, proxies, child);
+    const client = new ChaosClientProcess(plan.name, plan.role, proxies, child);
     child.on('message', (m: ClientMessage) => {
       if (m.msg === 'event') {
         options.recorder.add(m.event);

@@ -170,6 +170,137 @@ export interface DeliveryEvent extends EventBase {
   outcome?: 'resolved' | 'threw';
 }
 
+/**
+ * A write of the cache workload's writers (or the runner's creation of the cache root):
+ * `invoke` before, `ok` with the node's resulting stat (for a create or setData), `fail` when it
+ * certainly was not applied (the server refused it, or it was never sent), `info` when the
+ * outcome is unknown (the reply was lost: it may have been applied). Payloads are unique per
+ * write, so a state a cache reports can be traced to the write that made it.
+ */
+export interface CacheWriteEvent extends EventBase {
+  /** Discriminator. */
+  type: 'cache-write';
+  /** Phase of the operation. */
+  phase: 'invoke' | 'ok' | 'fail' | 'info';
+  /** The workload's name. */
+  workload: string;
+  /** Unique id of this write (per client). */
+  op: string;
+  /** What it does. */
+  kind: 'create' | 'set' | 'delete';
+  /** The node written. */
+  path: string;
+  /** The payload written (create and set), unique per write. */
+  data?: string;
+  /** For `ok` of a create or set: the node's czxid after it (decimal string). */
+  czxid?: string;
+  /** For `ok` of a create or set: the node's mzxid after it (decimal string). */
+  mzxid?: string;
+  /** For `ok` of a create or set: the node's data version after it. */
+  version?: number;
+  /** Error, for `fail` and `info`. */
+  error?: string;
+}
+
+/** One node as a cache held it, or as the server had it (zxids as decimal strings). */
+export interface CacheNodeRecord {
+  /** The node's path. */
+  path: string;
+  /** Its czxid. */
+  czxid: string;
+  /** Its mzxid. */
+  mzxid: string;
+  /** Its data version. */
+  version: number;
+  /** Its data (utf8); absent when the cache keeps stats only. */
+  data?: string;
+}
+
+/** The kinds of cache the cache workload runs. */
+export type CacheKind = 'tree' | 'children' | 'node';
+
+/**
+ * What a cache emitted, in the tick it emitted it: a node `added`, `changed` (with the mzxid of
+ * the node it replaced) or `removed` (the node it held), or a change of its life: `initialized`,
+ * `resynced`, `stale`, `sessionLost`, `error` (a retried read, or a limit crossed), and `closed`
+ * when it closed without being told to.
+ */
+export interface CacheObservedEvent extends EventBase {
+  /** Discriminator. */
+  type: 'cache';
+  /** The workload's name. */
+  workload: string;
+  /** The cache, unique in the run (`<client>/<label>`). */
+  cache: string;
+  /** What it emitted. */
+  event: 'added' | 'changed' | 'removed' | 'initialized' | 'resynced' | 'stale' | 'sessionLost' | 'error' | 'closed';
+  /** For node events: the node's path. */
+  path?: string;
+  /** For node events: its czxid (decimal string). */
+  czxid?: string;
+  /** For node events: its mzxid (decimal string). */
+  mzxid?: string;
+  /** For node events: its data version. */
+  version?: number;
+  /** For node events: its data (utf8), when the cache keeps data. */
+  data?: string;
+  /** For `changed`: the mzxid of the node it replaced (decimal string). */
+  previousMzxid?: string;
+  /** For `sessionLost` and `error`. */
+  error?: string;
+}
+
+/** A cache was started: its kind, root, options and session. */
+export interface CacheStartEvent extends EventBase {
+  /** Discriminator. */
+  type: 'cache-start';
+  /** The workload's name. */
+  workload: string;
+  /** The cache (`<client>/<label>`). */
+  cache: string;
+  /** Tree, children or node cache. */
+  kind: CacheKind;
+  /** The path it was made on. */
+  root: string;
+  /** The watch mode asked for. */
+  watchMode: 'auto' | 'persistent' | 'one-shot';
+  /** Whether it keeps data. */
+  cacheData: boolean;
+  /** `ok` once start() resolved (initialized), with the watch mode it resolved to; `fail` if it rejected. */
+  phase: 'invoke' | 'ok' | 'fail';
+  /** The watch mode in effect, for `ok`. */
+  resolvedWatchMode?: string;
+  /** Error, for `fail`. */
+  error?: string;
+}
+
+/**
+ * A cache at the end of the run, once everything was healed and writers had stopped: its state
+ * after waiting for it to be SYNCED, what it held, and a fresh read of its subtree from the
+ * server (after a `sync`) taken when the two were compared (the last comparison, if the cache
+ * did not catch up within the deadline).
+ */
+export interface CacheFinalEvent extends EventBase {
+  /** Discriminator. */
+  type: 'cache-final';
+  /** The workload's name. */
+  workload: string;
+  /** The cache. */
+  cache: string;
+  /** Tree, children or node cache. */
+  kind: CacheKind;
+  /** The path it was made on. */
+  root: string;
+  /** Its state when compared. */
+  state: string;
+  /** Why it is not SYNCED, when `ready()` failed. */
+  error?: string;
+  /** What it held, in path order. */
+  nodes: CacheNodeRecord[];
+  /** Every node of its root's subtree on the server (root included when present), in path order; null if it could not be read. */
+  server: CacheNodeRecord[] | null;
+}
+
 /** A connection-state change of a client's session. */
 export interface SessionEvent extends EventBase {
   /** Discriminator. */
@@ -252,6 +383,10 @@ export type ChaosEvent =
   | TakeEvent
   | DeliveryEvent
   | SessionEvent
+  | CacheWriteEvent
+  | CacheObservedEvent
+  | CacheStartEvent
+  | CacheFinalEvent
   | FaultEvent
   | MemberEvent
   | LeaderEvent
@@ -261,7 +396,7 @@ export type ChaosEvent =
 export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
 
 /** The kinds of recipe a workload exercises. */
-export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once';
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache';
 
 /** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
 export interface WorkloadSpec {
@@ -278,6 +413,9 @@ export interface WorkloadSpec {
   /** Name of the fenced register written under the lock, if any. */
   register?: string;
 }
+
+/** What a client of the cache workload does: write the subtree, run caches on it, or both (a workload of one client). */
+export type CacheRole = 'writer' | 'reader' | 'both';
 
 /** Facts about the run that the checker and the report need. */
 export interface RunMeta {
@@ -299,6 +437,8 @@ export interface RunMeta {
     workload: string;
     /** Its sessions (2: flow `b` on a session of its own); absent means 1. */
     sessions?: number;
+    /** For the cache workload: whether it writes the subtree, runs caches on it, or both. */
+    role?: CacheRole;
   }[];
   /** Every workload. */
   workloads: WorkloadSpec[];

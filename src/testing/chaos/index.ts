@@ -4,11 +4,18 @@
  *
  * @module
  */
-export { checkHistory, beliefIntervals, type BeliefInterval, type CheckName, type CheckOptions, type CheckResult, type CheckStats, type Violation } from './checker/index.js';
+export { checkHistory, beliefIntervals, type BeliefInterval, type CacheSummary, type CheckName, type CheckOptions, type CheckResult, type CheckStats, type Violation } from './checker/index.js';
 export { chaosNow } from './clock.js';
 export { expireSessionByTicket, type ExpireByTicketOptions, type SessionTicket } from './expire.js';
 export {
   HistoryRecorder,
+  type CacheFinalEvent,
+  type CacheKind,
+  type CacheNodeRecord,
+  type CacheObservedEvent,
+  type CacheRole,
+  type CacheStartEvent,
+  type CacheWriteEvent,
   type ChaosEvent,
   type ChaosEventBody,
   type ChaosHistory,

@@ -3,12 +3,12 @@
  *
  * @module
  */
-import type { WorkloadKind, WorkloadSpec } from './history.js';
+import type { CacheRole, WorkloadKind, WorkloadSpec } from './history.js';
 
 /** Clients per workload kind (0 leaves a workload out). */
 export type ClientCounts = Partial<Record<WorkloadKind, number>>;
 
-/** The default mix: 17 clients, every recipe. */
+/** The default mix: 20 clients, every recipe (the caches: 1 writer, 2 readers). */
 export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   mutex: 3,
   semaphore: 3,
@@ -17,9 +17,10 @@ export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   selector: 2,
   'queue-at-most-once': 2,
   'queue-at-least-once': 2,
+  cache: 3,
 };
 
-/** The CI mix (`--ci`, and the chaos run of `npm test`): 15 clients, every recipe. */
+/** The CI mix (`--ci`, and the chaos run of `npm test`): 18 clients, every recipe. */
 export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   mutex: 2,
   semaphore: 3,
@@ -28,6 +29,7 @@ export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   selector: 2,
   'queue-at-most-once': 2,
   'queue-at-least-once': 2,
+  cache: 3,
 };
 
 /** The seed of the CI run (`--ci`, and the chaos run of `npm test`). */
@@ -45,6 +47,17 @@ export interface PlannedClient {
    * one session; queue clients run one flow).
    */
   sessions: 1 | 2;
+  /** For the cache workload: what the client does (see {@link cacheRole}). */
+  role?: CacheRole;
+}
+
+/**
+ * The role of the `i`-th (from 1) of `n` cache clients: the first of every three writes the
+ * subtree (two flows, on two sessions), the others run caches on it; a lone client does both.
+ */
+export function cacheRole(i: number, n: number): CacheRole {
+  if (n === 1) return 'both';
+  return (i - 1) % 3 === 0 ? 'writer' : 'reader';
 }
 
 /** Short names of the kinds, for client names. */
@@ -56,6 +69,7 @@ const SHORT: Readonly<Record<WorkloadKind, string>> = {
   selector: 'sel',
   'queue-at-most-once': 'take',
   'queue-at-least-once': 'consume',
+  cache: 'cache',
 };
 
 /** The workloads (paths under `base`) and their clients. */
@@ -75,6 +89,14 @@ export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIEN
       ...((kind === 'mutex' || kind === 'rwlock' || kind === 'latch' || kind === 'selector') && { register: name }),
     };
     workloads.push(spec);
+    if (kind === 'cache') {
+      // Writers run two flows on two sessions (writes from two members); readers one session.
+      for (let i = 1; i <= n; i++) {
+        const role = cacheRole(i, n);
+        clients.push({ name: `${name}-${i}`, workload: spec, sessions: role === 'reader' ? 1 : 2, role });
+      }
+      continue;
+    }
     const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once';
     for (let i = 1; i <= n; i++) clients.push({ name: `${name}-${i}`, workload: spec, sessions: flows && i % 2 === 0 ? 2 : 1 });
   }

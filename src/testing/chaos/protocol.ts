@@ -4,7 +4,7 @@
  * @internal
  * @module
  */
-import type { ChaosEvent, WorkloadSpec } from './history.js';
+import type { CacheRole, ChaosEvent, WorkloadSpec } from './history.js';
 
 /** What a client process is started with (JSON in argv[2]). */
 export interface ClientConfig {
@@ -22,6 +22,8 @@ export interface ClientConfig {
   seed: number;
   /** Sessions (1 or 2): with 2, flow `b` runs on a second session, opened when the runner says `second`. */
   sessions: number;
+  /** For the cache workload: what the client does. */
+  role?: CacheRole;
 }
 
 /** Runner to client. */

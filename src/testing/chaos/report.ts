@@ -15,8 +15,9 @@ import { checkName, describe, need } from './validate.js';
  * `grants` of locks, leases and leadership, and how many holders were told they `lost` one;
  * acknowledged counter `increments` and queue `puts`; writes the fenced resource accepted
  * (`fenced-writes-accepted`) and refused for a stale fencing token (`fenced-writes-rejected`:
- * fencing at work, not a violation); `faults` injected; overlaps `excused` (shown, not
- * violations); and `violations`, by check.
+ * fencing at work, not a violation); with a cache workload, the writers' acknowledged
+ * `cache-writes` and the node events the caches emitted (`cache-events`); `faults` injected;
+ * overlaps `excused` (shown, not violations); and `violations`, by check.
  */
 export function summaryLine(history: ChaosHistory, result: CheckResult): string {
   const s = result.stats;
@@ -27,9 +28,12 @@ export function summaryLine(history: ChaosHistory, result: CheckResult): string 
   const byCheck = new Map<string, number>();
   for (const v of result.violations) byCheck.set(v.check, (byCheck.get(v.check) ?? 0) + 1);
   const which = byCheck.size === 0 ? '' : ` (${[...byCheck].map(([c, n]) => `${c} ${n}`).join(', ')})`;
+  const caches = Object.values(s.cache ?? {});
+  const cacheWords =
+    caches.length === 0 ? '' : ` cache-writes=${caches.reduce((a, c) => a + c.writes, 0)} cache-events=${caches.reduce((a, c) => a + c.caches.reduce((b, x) => b + x.events, 0), 0)}`;
   return (
     `chaos: seed=${history.meta.seed} seconds=${history.meta.seconds} clients=${history.meta.clients.length} ` +
-    `grants=${grants} lost=${lost} increments=${increments} puts=${items} fenced-writes-accepted=${s.resource.accepted} fenced-writes-rejected=${s.resource.rejected} ` +
+    `grants=${grants} lost=${lost} increments=${increments} puts=${items} fenced-writes-accepted=${s.resource.accepted} fenced-writes-rejected=${s.resource.rejected}${cacheWords} ` +
     `faults=${s.faults} excused=${result.excused.length} violations=${result.violations.length}${which}`
   );
 }

@@ -60,8 +60,9 @@ export interface ChaosRunResult {
 /**
  * Runs the chaos suite: a 3-member {@link TestingCluster}, one process per client (each with its
  * own session, through its own {@link ChaosProxy} per member), the {@link Nemesis} for
- * `seconds`, then a drain (producers stop, consumers empty the queues), a stop (every client
- * releases and closes its recipes), and the final state (counters, queue items, ephemerals,
+ * `seconds`, then a drain (producers and the caches' writers stop, consumers empty the queues),
+ * a stop (the caches' writers first; then every cache, once SYNCED, compares its copy with a fresh
+ * read of the server; every client releases and closes its recipes), and the final state (counters, queue items, ephemerals,
  * watches and sessions on every member). Resolves to the history and {@link checkHistory}'s
  * result; everything it started is stopped, whatever happens.
  */
@@ -102,7 +103,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
   const { workloads, clients: planned } = planWorkloads(base, options.clients);
   const history: ChaosHistory = {
     version: 1,
-    meta: { seed, seconds, startedAt: chaosNow(), endedAt: 0, sessionTimeoutMs: T, clients: planned.map((c) => ({ name: c.name, workload: c.workload.name, sessions: c.sessions })), workloads, members: [] },
+    meta: { seed, seconds, startedAt: chaosNow(), endedAt: 0, sessionTimeoutMs: T, clients: planned.map((c) => ({ name: c.name, workload: c.workload.name, sessions: c.sessions, ...(c.role !== undefined && { role: c.role }) })), workloads, members: [] },
     events: recorder.events,
   };
   let logFd: number | 'ignore' = 'ignore';
@@ -134,6 +135,11 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     for (const w of workloads) {
       await session.mkdirp(w.path);
       if (w.counterPath !== undefined) await session.create(w.counterPath, { data: '0' });
+      if (w.kind === 'cache') {
+        // The caches' root is the runner's write: its state is one the caches may report.
+        const stat = await session.exists(w.path);
+        if (stat) recorder.record({ type: 'cache-write', phase: 'ok', workload: w.name, op: 'root', kind: 'create', path: w.path, data: '', czxid: String(stat.czxid), mzxid: String(stat.mzxid), version: stat.version });
+      }
     }
     log('chaos: starting the clients');
     for (const plan of planned) {
@@ -188,7 +194,10 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       }).catch(() => recorder.record({ type: 'note', level: 'info', message: 'queues not drained within the deadline' }));
       log('chaos: stopping the clients');
       recorder.record({ type: 'note', level: 'info', message: 'stopping the clients' });
-      const stopped = await Promise.allSettled(fleet.map((c) => c.stop(60_000)));
+      // The caches' writers first: each cache then compares its copy with the server's, still.
+      const writers = fleet.filter((c) => c.role === 'writer');
+      const stopped = await Promise.allSettled(writers.map((c) => c.stop(60_000)));
+      stopped.push(...(await Promise.allSettled(fleet.filter((c) => c.role !== 'writer').map((c) => c.stop(60_000)))));
       for (const r of stopped) if (r.status === 'rejected') recorder.record({ type: 'note', level: 'error', message: String(r.reason) });
       const final: FinalState = { counters: {}, queueItems: {}, ephemerals: [], members: [] };
       for (const w of workloads) if (w.counterPath !== undefined) final.counters[w.name] = await counterValue(session, w.counterPath);

@@ -5,6 +5,7 @@
  */
 import type { ChaosHistory } from '../history.js';
 import { beliefIntervals, excusedCuts, type BeliefInterval } from './beliefs.js';
+import { checkCache } from './cache.js';
 import { checkCounter } from './counter.js';
 import { checkExclusion } from './exclusion.js';
 import { checkLeftovers } from './leftovers.js';
@@ -17,7 +18,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector']);
 
@@ -31,6 +32,8 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector']
  * - **counter**: the counter in ZooKeeper equals the acknowledged increments;
  * - **resource**: the fenced resource never accepted a stale or foreign token;
  * - **queue**: at-most-once and at-least-once as the queue guide promises, exactly-once puts;
+ * - **cache**: per node, cache events in zxid order without duplicates; no state the writers
+ *   never produced; every cache SYNCED at the end and equal to a fresh read of the server;
  * - **leftovers**: no nodes, watches or sessions left, on any member; no client crashed.
  *
  * @example
@@ -53,7 +56,7 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
   const intervals = beliefIntervals(history);
   const violations: Violation[] = [];
   const excused: Violation[] = [];
-  const stats: CheckStats = { grants: {}, lost: {}, lossMarginMs: {}, faults: 0, increments: {}, resource: { accepted: 0, rejected: 0 }, queue: {} };
+  const stats: CheckStats = { grants: {}, lost: {}, lossMarginMs: {}, faults: 0, increments: {}, resource: { accepted: 0, rejected: 0 }, queue: {}, cache: {} };
   for (const spec of history.meta.workloads) {
     if (LOCK_KINDS.has(spec.kind)) {
       const list = intervals.get(spec.name) ?? [];
@@ -64,6 +67,11 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
       excused.push(...exclusion.excused);
       violations.push(...exclusion.violations, ...checkTokens(spec, list, slack), ...checkCounter(history, spec), ...checkResource(history, spec));
       if (spec.counterPath !== undefined) stats.increments[spec.name] = history.events.filter((e) => e.type === 'counter' && e.workload === spec.name && e.phase === 'ok').length;
+    } else if (spec.kind === 'cache') {
+      const { violations: found, caches } = checkCache(history, spec);
+      violations.push(...found);
+      const writes = history.events.filter((e) => e.type === 'cache-write' && e.workload === spec.name && e.client !== 'runner');
+      stats.cache[spec.name] = { writes: writes.filter((e) => e.type === 'cache-write' && e.phase === 'ok').length, unknownWrites: writes.filter((e) => e.type === 'cache-write' && e.phase === 'info').length, caches };
     } else {
       violations.push(...(spec.kind === 'queue-at-most-once' ? checkAtMostOnce(history, spec) : checkAtLeastOnce(history, spec)));
       const mine = history.events.filter((e) => 'workload' in e && e.workload === spec.name);
@@ -101,3 +109,4 @@ function lossMargin(list: readonly BeliefInterval[], excused: ReadonlyMap<Belief
 
 export { beliefIntervals, type BeliefInterval } from './beliefs.js';
 export type { CheckName, CheckOptions, CheckResult, CheckStats, Violation } from './types.js';
+export type { CacheSummary } from './cache.js';

@@ -4,9 +4,10 @@
  * @module
  */
 import type { ChaosEvent } from '../history.js';
+import type { CacheSummary } from './cache.js';
 
 /** The checks of {@link checkHistory}. */
-export type CheckName = 'exclusion' | 'tokens' | 'counter' | 'resource' | 'queue' | 'leftovers' | 'harness';
+export type CheckName = 'exclusion' | 'tokens' | 'counter' | 'resource' | 'queue' | 'cache' | 'leftovers' | 'harness';
 
 /** One broken promise, with the events that show it. */
 export interface Violation {
@@ -74,6 +75,18 @@ export interface CheckStats {
       handled: number;
       /** Items left after the drain. */
       remaining: number;
+    }
+  >;
+  /** Per cache workload: the writers' writes and what each cache went through. */
+  cache: Record<
+    string,
+    {
+      /** Acknowledged creates, setData and deletes. */
+      writes: number;
+      /** Writes whose outcome is unknown (reply lost). */
+      unknownWrites: number;
+      /** Each cache: node events, re-reads, staleness, and its end. */
+      caches: CacheSummary[];
     }
   >;
 }

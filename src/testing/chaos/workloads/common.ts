@@ -7,7 +7,7 @@
 import type { ZkSession } from '../../../client/session.js';
 import type { LockHandle } from '../../../driver/handle.js';
 import { ConnectionLossError, LockLostError, NotHeldError, ZooKeeperError } from '../../../errors.js';
-import type { HistoryRecorder, LockMode, WorkloadSpec } from '../history.js';
+import type { CacheRole, HistoryRecorder, LockMode, WorkloadSpec } from '../history.js';
 import type { SeededRandom } from '../random.js';
 import type { FencedResourceClient } from '../resource.js';
 
@@ -21,6 +21,8 @@ export interface WorkloadContext {
   second?: ZkSession;
   /** The workload. */
   spec: WorkloadSpec;
+  /** For the cache workload: what this client does. */
+  role?: CacheRole;
   /** The client's random stream (a flow's own, forked from it, in {@link FlowContext}). */
   random: SeededRandom;
   /** Records this client's events. */

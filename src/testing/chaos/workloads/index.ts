@@ -5,6 +5,7 @@
  * @module
  */
 import type { WorkloadKind } from '../history.js';
+import { cacheWorkload } from './cache.js';
 import type { Workload } from './common.js';
 import { latchWorkload, selectorWorkload } from './leader.js';
 import { mutexWorkload, rwlockWorkload, semaphoreWorkload } from './locks.js';
@@ -19,4 +20,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   selector: selectorWorkload,
   'queue-at-most-once': takeWorkload,
   'queue-at-least-once': consumeWorkload,
+  cache: cacheWorkload,
 };
