@@ -4,6 +4,7 @@
  * @module
  */
 import type { Stat } from '../client/types.js';
+import type { BackoffOptions } from '../queue/options.js';
 
 /**
  * Where a cache is in its life:
@@ -53,7 +54,7 @@ export interface CacheOptions {
   /** Most bytes held, paths and data counted (default unbounded). Crossing it does as `maxNodes`. */
   maxBytes?: number;
   /** Backoff of a failed read or watch registration, retried until `close()` (default 100 ms doubling to 5 s, jittered). */
-  errorBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
+  errorBackoff?: BackoffOptions;
 }
 
 /** Options of a {@link TreeCache}. @group Caches */
@@ -82,16 +83,56 @@ export interface CacheIteratorOptions {
   snapshot?: boolean;
 }
 
+/** A node appeared in the copy. @group Caches */
+export interface CacheAdded {
+  /** Discriminator. */
+  readonly type: 'added';
+  /** The node as read. */
+  readonly node: CachedNode;
+}
+
+/** A node's data changed. @group Caches */
+export interface CacheChanged {
+  /** Discriminator. */
+  readonly type: 'changed';
+  /** The node as now read. */
+  readonly node: CachedNode;
+  /** What the copy held before. */
+  readonly previous: CachedNode;
+}
+
+/** A node left the copy. @group Caches */
+export interface CacheRemoved {
+  /** Discriminator. */
+  readonly type: 'removed';
+  /** The node as last held. */
+  readonly node: CachedNode;
+}
+
+/** A milestone of the copy: see {@link CacheEvents} for each. @group Caches */
+export interface CacheMilestone {
+  /** Which one. */
+  readonly type: 'initialized' | 'resynced' | 'stale';
+}
+
+/** The session was lost. @group Caches */
+export interface CacheSessionLost {
+  /** Discriminator. */
+  readonly type: 'sessionLost';
+  /** The session's error. */
+  readonly error: Error;
+}
+
+/** The whole copy at one moment: where an iterator begins, or what replaces events it had no room for. @group Caches */
+export interface CacheSnapshot {
+  /** Discriminator. */
+  readonly type: 'snapshot';
+  /** Every node held. */
+  readonly nodes: readonly CachedNode[];
+}
+
 /** What a cache's async iterator yields: one of its events, or a `snapshot`. @group Caches */
-export type CacheEvent =
-  | { readonly type: 'added'; readonly node: CachedNode }
-  | { readonly type: 'changed'; readonly node: CachedNode; readonly previous: CachedNode }
-  | { readonly type: 'removed'; readonly node: CachedNode }
-  | { readonly type: 'initialized' }
-  | { readonly type: 'resynced' }
-  | { readonly type: 'stale' }
-  | { readonly type: 'sessionLost'; readonly error: Error }
-  | { readonly type: 'snapshot'; readonly nodes: readonly CachedNode[] };
+export type CacheEvent = CacheAdded | CacheChanged | CacheRemoved | CacheMilestone | CacheSessionLost | CacheSnapshot;
 
 /**
  * Typed events of a cache. Per node, `added`, `changed` and `removed` come in the server's
