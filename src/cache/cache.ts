@@ -45,7 +45,7 @@ export interface CacheKind {
  * order with no duplicate, and nothing orders events of different nodes; once `resynced` (or
  * `initialized`) fires, no node deleted on the server as of that re-read is still held and none
  * present then is missing. It never creates a node.
- * @group Caches
+ * @group Recipes
  */
 export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>, AsyncDisposable {
   /** The cache's path. */
