@@ -280,3 +280,18 @@ test('cache check: without a final state (a run cut short) the final checks are 
   const h = history(cleanEvents().filter((e) => e.type !== 'cache-final'), false);
   assert.deepEqual([...new Set(checkHistory(h).violations.map((v) => v.check))], ['leftovers']);
 });
+
+test('cache check: two caches show one write of unknown outcome with different zxids: a phantom', () => {
+  // d0/k0's last set was refused; a set of unknown outcome (w-8) is shown by two caches, differently.
+  const h = doctored((es) => [
+    ...es,
+    ...write(880, 'set', `${ROOT}/k3`, 'info', undefined, 'w-8'),
+    ev(890, 'r/tree', 'added', `${ROOT}/k3`, [40, 41, 1], 'w-8'),
+    ev(891, 'r/children', 'added', `${ROOT}/k3`, [40, 42, 1], 'w-8'),
+    ev(892, 'r/tree', 'removed', `${ROOT}/k3`, [40, 41, 1], 'w-8'),
+    ev(893, 'r/children', 'removed', `${ROOT}/k3`, [40, 42, 1], 'w-8'),
+  ]);
+  const vs = cacheViolations(h);
+  assert.equal(vs.length, 1, vs.join('\n'));
+  assert.match(vs[0]!, /r\/(tree|children) reported .*k3.*r\/(tree|children) showed the same payload .*: one of the two never existed/);
+});

@@ -10,7 +10,8 @@ const RW: WorkloadSpec = { name: 'rw', kind: 'rwlock', path: '/c/rw', maxLeases:
 const LATCH: WorkloadSpec = { name: 'latch', kind: 'latch', path: '/c/latch', maxLeases: 1, register: 'latch' };
 const TAKE: WorkloadSpec = { name: 'take', kind: 'queue-at-most-once', path: '/c/take', maxLeases: 1 };
 const CONSUME: WorkloadSpec = { name: 'consume', kind: 'queue-at-least-once', path: '/c/consume', maxLeases: 1 };
-const ALL = [MUTEX, SEM, RW, LATCH, TAKE, CONSUME];
+const CACHE: WorkloadSpec = { name: 'cache', kind: 'cache', path: '/c/cache', maxLeases: 1 };
+const ALL = [MUTEX, SEM, RW, LATCH, TAKE, CONSUME, CACHE];
 
 const clean = (): FinalState => ({
   counters: { mutex: 0 },
@@ -220,6 +221,16 @@ const cases: Case[] = [
   { name: 'at-least-once: delivered from two nodes', history: history([...put(10, 'consume', 'c1'), ...handled(20, 'c1', 'resolved', '/a'), ...handled(30, 'c1', 'resolved', '/b')]), fails: ['queue'] },
   { name: 'at-least-once: delivered but never put', history: history([...handled(20, 'ghost')]), fails: ['queue'] },
   { name: 'at-least-once: still queued after the drain', history: history([...put(10, 'consume', 'c1'), ...handled(20, 'c1')], { queueItems: { take: [], consume: ['c1'] } }), fails: ['queue'] },
+  // The cache check in full: test/chaos/cache-checker.test.ts.
+  {
+    name: 'cache: a cache shows a state no writer produced',
+    history: history([
+      { type: 'cache-write', t: 10, client: 'w', phase: 'invoke', workload: 'cache', op: 'a0', kind: 'create', path: '/c/cache/k0', data: 'w-a0' },
+      { type: 'cache-write', t: 11, client: 'w', phase: 'ok', workload: 'cache', op: 'a0', kind: 'create', path: '/c/cache/k0', data: 'w-a0', czxid: '20', mzxid: '20', version: 0 },
+      { type: 'cache', t: 12, client: 'r', workload: 'cache', cache: 'r/tree', event: 'added', path: '/c/cache/k0', czxid: '20', mzxid: '21', version: 0, data: 'w-a0' },
+    ], null),
+    fails: ['cache', 'leftovers'],
+  },
   { name: 'leftovers: an ephemeral node', history: history([], { ephemerals: [{ path: '/c/mutex/_c_x-lock-0000000001', owner: '0x1' }] }), fails: ['leftovers'] },
   { name: 'leftovers: a watch', history: history([], { members: [{ member: 1, watches: 2, clientConnections: [], ephemerals: 0, trackedSessions: null, globalSessions: null }] }), fails: ['leftovers'] },
   { name: 'leftovers: a session the leader still tracks', history: history([], { members: [{ member: 1, watches: 0, clientConnections: [], ephemerals: 0, trackedSessions: ['0x2'], globalSessions: 1 }] }), fails: ['leftovers'] },
@@ -240,7 +251,7 @@ for (const c of cases) {
 }
 
 test('checker: every check is shown able to fail', () => {
-  const all: CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'leftovers', 'harness'];
+  const all: CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'leftovers', 'harness'];
   for (const name of all) assert.ok(cases.some((c) => c.fails.includes(name)), `no doctored history makes ${name} fail`);
 });
 

@@ -70,6 +70,18 @@ function ledger(history: ChaosHistory, workload: string): { known: Map<string, P
   }
   // A write still in flight when its client stopped (or crashed) may have been applied too.
   for (const [id, e] of invoked) if (!settled.has(id) && e.kind !== 'delete') addUnknown(e);
+  // The final read of the server pins the writes of unknown outcome it shows: a payload is
+  // unique, so the node holding it is in the state that write made.
+  for (const f of history.events) {
+    if (f.type !== 'cache-final' || f.workload !== workload || f.server === null) continue;
+    for (const n of f.server) {
+      const list = unknown.get(n.path);
+      const w = list?.find((x) => x.data === n.data);
+      if (list === undefined || w === undefined) continue;
+      known.set(key(n.path, n.czxid, n.mzxid), { version: n.version, data: n.data, event: w });
+      unknown.set(n.path, list.filter((x) => x !== w));
+    }
+  }
   return { known, unknown, byPath };
 }
 
@@ -112,7 +124,9 @@ function difference(cached: CacheNodeRecord | undefined, truth: CacheNodeRecord 
  * - **no phantom**: every `added` or `changed` state (path, czxid, mzxid) is one a writer
  *   produced, with that version and payload: the stat a create or setData returned, or a write
  *   whose outcome is unknown (its reply lost), matched by its unique payload and shape (a create
- *   is czxid = mzxid at version 0);
+ *   is czxid = mzxid at version 0); such a write's state is pinned by the final read of the
+ *   server when it shows its payload, and otherwise by the first cache that shows it (one write
+ *   makes one state: two caches showing its payload with different zxids is a phantom);
  * - **final**: after the heal and a wait for SYNCED, each cache is SYNCED (not STALE, not
  *   CLOSED), holds exactly the nodes a fresh read of the server found (stats and data), and its
  *   events add up to what it holds; a cache that closed by itself is a violation.
@@ -130,6 +144,8 @@ export function checkCache(history: ChaosHistory, spec: WorkloadSpec): { violati
     if (e.type === 'cache-start' && e.workload === spec.name) started.set(e.cache, [...(started.get(e.cache) ?? []), e]);
   }
   const names = [...new Set([...started.keys(), ...perCache.keys(), ...finals.keys()])].sort();
+  // A payload of a write of unknown outcome, as first shown (by any cache): one write makes one state.
+  const shownAs = new Map<string, CacheObservedEvent>();
   const caches: CacheSummary[] = [];
   /** The writes of a path that made, or may have made, the state of `e`, for a violation's excerpt. */
   const writesOf = (path: string, czxid?: string): CacheWriteEvent[] => (byPath.get(path) ?? []).filter((w) => w.phase !== 'invoke' && (czxid === undefined || w.czxid === czxid || w.phase === 'info')).slice(-4);
@@ -191,7 +207,12 @@ export function checkCache(history: ChaosHistory, spec: WorkloadSpec): { violati
       }
       held.set(path, e);
       if (prev === undefined || order(e, prev) > 0) last.set(path, e);
-      const phantom = phantomOf(e, known, unknown);
+      let phantom = phantomOf(e, known, unknown);
+      if (phantom === undefined && e.data !== undefined && !known.has(key(path, e.czxid, e.mzxid))) {
+        const first = shownAs.get(`${path} ${e.data}`);
+        if (first === undefined) shownAs.set(`${path} ${e.data}`, e);
+        else if (first.czxid !== e.czxid || first.mzxid !== e.mzxid) phantom = `${first.cache} showed the same payload (one write, of unknown outcome) as czxid ${hx(first.czxid)} mzxid ${hx(first.mzxid)} at ${at(first)}: one of the two never existed`;
+      }
       if (phantom !== undefined) report('phantom', { t: e.t, message: `${name} reported ${node(e)}${e.data === undefined ? '' : ` data ${JSON.stringify(e.data)}`} (${e.event} at ${at(e)}): ${phantom}`, events: [e, ...writesOf(path, e.czxid)] });
     }
     const final = finals.get(name);
