@@ -1,6 +1,6 @@
 /**
  * The HTML report of a chaos run: one self-contained page (inline SVG and CSS, no script, no
- * network): the verdict, tables of the workloads, queues and faults, the violations with the
+ * network): the verdict, tables of the workloads, queues, caches and faults, the violations with the
  * events that show them, and the timeline. Times are seconds from the run's start, tokens hex.
  *
  * @module
@@ -168,6 +168,28 @@ function queueRows(history: ChaosHistory, result: CheckResult): string[][] {
     });
 }
 
+/** One row per cache of a cache workload: what it is, what it went through, how it ended. */
+function cacheRows(history: ChaosHistory, result: CheckResult): string[][] {
+  const rows: string[][] = [];
+  for (const [workload, c] of Object.entries(result.stats.cache)) {
+    for (const x of c.caches) {
+      const start = history.events.find((e) => e.type === 'cache-start' && e.workload === workload && e.cache === x.cache && e.phase === 'invoke');
+      const resolved = history.events.find((e) => e.type === 'cache-start' && e.workload === workload && e.cache === x.cache && e.phase === 'ok');
+      const mode = start?.type === 'cache-start' ? `${start.watchMode}${resolved?.type === 'cache-start' && resolved.resolvedWatchMode ? ` (${resolved.resolvedWatchMode})` : ''}${start.cacheData ? '' : ', stats only'}` : '';
+      rows.push([
+        esc(x.cache),
+        start?.type === 'cache-start' ? `${esc(start.kind)} on <code>${esc(start.root)}</code>` : '',
+        esc(mode),
+        String(x.events),
+        String(x.stale),
+        String(x.resyncs),
+        x.finalState === undefined ? 'no final state' : `${esc(x.finalState)}, ${x.finalNodes ?? 0} nodes`,
+      ]);
+    }
+  }
+  return rows;
+}
+
 /** One row per fault: its number, kind, target, when it started and ended, and what it did. */
 function faultRows(history: ChaosHistory, t0: number, end: number): string[][] {
   const faults = history.events.filter((e): e is FaultEvent => e.type === 'fault').sort((a, b) => a.t - b.t);
@@ -244,6 +266,7 @@ ${r.excused.length > 0 ? `<h2>Excused overlaps</h2><div id="excused">${list(r.ex
 <h2>Locks, leases and leadership</h2>
 ${table('workloads', ['workload', 'recipe', 'clients', 'grants', 'told lost', 'closest loss to next grant', 'counter increments', 'fenced writes'], workloadRows(history, r)) || '<p>None in this run.</p>'}
 ${queueRows(history, r).length > 0 ? `<h2>Queues</h2>${table('queues', ['workload', 'delivery', 'puts acknowledged', 'taken', 'handled', 'left in the queue'], queueRows(history, r))}` : ''}
+${cacheRows(history, r).length > 0 ? `<h2>Caches</h2><p>${Object.entries(r.stats.cache).map(([w, c]) => `${esc(w)}: ${count(c.writes, 'acknowledged write')}, ${c.unknownWrites} of unknown outcome.`).join(' ')}</p>${table('caches', ['cache', 'kind', 'watch mode', 'node events', 'went stale', 're-read', 'at the end'], cacheRows(history, r))}` : ''}
 <h2>Faults</h2>
 ${faults.length > 0 ? table('faults', ['#', 'fault', 'target', 'from', 'to', 'lasted', 'details'], faults) : '<p>No fault was injected.</p>'}
 <h2>Timeline</h2>
