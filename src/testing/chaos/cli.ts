@@ -36,11 +36,11 @@ const { values } = parseArgs({
 async function main(): Promise<void> {
   if (values.help) {
     console.log(`usage: npm run chaos -- [--seconds 60] [--seed N] [--out DIR] [--session-timeout 4000]
-       [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once]
+       [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once,cache]
        [--clients N (per workload)] [--faults kind=weight,...] [--quiet]
          (--faults '*=0,delete-waiter=3': every kind off first, then only delete-waiter)
        [--recheck DIR/report.json]: check a recorded history again (prints, writes nothing)
-       [--ci]: the CI preset (90 s, seed ${CI_SEED}, 15 clients) unless overridden
+       [--ci]: the CI preset (90 s, seed ${CI_SEED}, 18 clients) unless overridden
 fault kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')} (weight 0 disables one)`);
     process.exit(0);
   }
