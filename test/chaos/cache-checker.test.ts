@@ -4,7 +4,7 @@
 // No server.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkHistory, summaryLine, type CacheKind, type CacheNodeRecord, type ChaosEvent, type ChaosHistory, type FinalState, type WorkloadSpec } from '../../src/testing/index.js';
+import { checkHistory, renderHtml, summaryLine, type CacheKind, type CacheNodeRecord, type ChaosEvent, type ChaosHistory, type FinalState, type WorkloadSpec } from '../../src/testing/index.js';
 
 const ROOT = '/c/cache';
 const K0 = `${ROOT}/k0`;
@@ -294,4 +294,12 @@ test('cache check: two caches show one write of unknown outcome with different z
   const vs = cacheViolations(h);
   assert.equal(vs.length, 1, vs.join('\n'));
   assert.match(vs[0]!, /r\/(tree|children) reported .*k3.*r\/(tree|children) showed the same payload .*: one of the two never existed/);
+});
+
+test('cache report: the page has a table of the caches, and a cache stale until re-read on its client lane', () => {
+  const h = history(cleanEvents());
+  const html = renderHtml(h, checkHistory(h));
+  assert.match(html, /<h2>Caches<\/h2><p>cache: 6 acknowledged writes, 1 of unknown outcome\.<\/p>/);
+  assert.match(html, /<tr><td>r\/tree<\/td><td>tree on <code>\/c\/cache<\/code><\/td><td>auto \(persistent\)<\/td><td>8<\/td><td>1<\/td><td>1<\/td><td>SYNCED, 4 nodes<\/td><\/tr>/);
+  assert.match(html, /<rect class="cachestale"[^>]*><title>cache r\/tree STALE until re-read<\/title>/);
 });

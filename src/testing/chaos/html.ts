@@ -86,6 +86,11 @@ function lanes(history: ChaosHistory): { name: string; bars: Bar[]; marks: { t: 
   for (const s of spans(sessions, (e) => (e.type === 'session' ? `${e.client} ${e.sessionId}` : undefined), (e) => e.type === 'session' && e.state === 'SUSPENDED', (e) => e.type === 'session' && e.state !== 'SUSPENDED', end)) {
     lane(s.open.client).bars.push({ from: s.from, to: s.to, cls: 'suspended', title: `${s.key} SUSPENDED`, y: 19, h: 3 });
   }
+  // A cache from going stale to its next full re-read: a thin band on its client's lane.
+  const caches = events.filter((e) => e.type === 'cache' && e.event !== 'added' && e.event !== 'changed' && e.event !== 'removed' && e.event !== 'error');
+  for (const s of spans(caches, (e) => (e.type === 'cache' ? e.cache : undefined), (e) => e.type === 'cache' && e.event === 'stale', (e) => e.type === 'cache' && e.event !== 'stale', end)) {
+    lane(s.open.client).bars.push({ from: s.from, to: s.to, cls: 'cachestale', title: `cache ${s.key} STALE until re-read`, y: 16, h: 3 });
+  }
   for (const e of sessions) if (e.type === 'session' && e.state === 'LOST') lane(e.client).marks.push({ t: e.t, cls: 'sessionlost', title: `session ${e.sessionId} LOST` });
   const faults = events.filter((e) => e.type === 'fault');
   for (const s of spans(faults, (e) => (e.type === 'fault' ? String(e.id) : undefined), (e) => e.type === 'fault' && e.phase === 'start', (e) => e.type === 'fault' && e.phase === 'end', end)) {
@@ -254,7 +259,7 @@ svg text.name{font-size:11px} svg text.axis{font-size:10px;fill:#666}
 .tick{stroke:#eee} .sep{stroke:#f2f2f2}
 .up{fill:#cfe8cf} .leader{fill:#e0b100} .wait{fill:#cfcfcf}
 .hold{fill:#2f6fd6} .hold.read{fill:#7fb0f0} .hold.write{fill:#173f8a} .hold.lease{fill:#4f8fe6} .hold.lostend{stroke:#d00;stroke-width:1}
-.suspended{fill:#f09a00} .fault{fill:#8e44ad} .isolated{fill:#c0392b} .slow{fill:#e67e22} .deleted{fill:#8e44ad} .lost{fill:#d00} .sessionlost{fill:#600} .put{fill:#2a9d8f} .take{fill:#264653}
+.suspended{fill:#f09a00} .fault{fill:#8e44ad} .isolated{fill:#c0392b} .slow{fill:#e67e22} .deleted{fill:#8e44ad} .lost{fill:#d00} .sessionlost{fill:#600} .cachestale{fill:#6c757d} .put{fill:#2a9d8f} .take{fill:#264653}
 line.violation{stroke:#ff0033;stroke-width:2;stroke-dasharray:4 2} line.excused{stroke:#f09a00;stroke-width:1;stroke-dasharray:2 3}
 .legend span{display:inline-block;width:12px;height:10px;margin:0 4px 0 12px;vertical-align:middle}
 </style></head><body>
@@ -272,7 +277,7 @@ ${faults.length > 0 ? table('faults', ['#', 'fault', 'target', 'from', 'to', 'la
 <h2>Timeline</h2>
 <div class="legend">members: <span class="up" style="background:#cfe8cf"></span>up <span style="background:#e0b100"></span>leader <span style="background:#c0392b"></span>cut off from the others <span style="background:#e67e22"></span>links slowed;
 clients: <span style="background:#cfcfcf"></span>waiting <span style="background:#2f6fd6"></span>holding (exclusive/lease) <span style="background:#7fb0f0"></span>read <span style="background:#173f8a"></span>write
-<span style="background:#d00"></span>told lost <span style="background:#f09a00"></span>SUSPENDED <span style="background:#600"></span>session LOST <span style="background:#8e44ad"></span>fault (a tick: its waiting node deleted) <span style="background:#2a9d8f"></span>put <span style="background:#264653"></span>taken/handled;
+<span style="background:#d00"></span>told lost <span style="background:#f09a00"></span>SUSPENDED <span style="background:#600"></span>session LOST <span style="background:#6c757d"></span>a cache STALE (thin) <span style="background:#8e44ad"></span>fault (a tick: its waiting node deleted) <span style="background:#2a9d8f"></span>put <span style="background:#264653"></span>taken/handled;
 <span style="background:#ff0033"></span>violation <span style="background:#f09a00"></span>excused overlap (dashed). Hover a bar for its details; the faults are also listed above.</div>
 <div class="scroll"><svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${svg.join('')}</svg></div>
 </body></html>

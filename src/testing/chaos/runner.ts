@@ -146,6 +146,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       fleet.push(await ChaosClientProcess.spawn(plan, { cluster: ensemble, recorder, sessionTimeoutMs: T, resourcePort: resource.port, seed: random.fork(plan.name).seed, logFd }));
     }
     for (const c of fleet) c.send({ cmd: 'start' });
+    const locks = workloads.flatMap((w) => (w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch' ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }] : []));
     const nemesis = new Nemesis({
       cluster: ensemble,
       random,
@@ -153,11 +154,9 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       sessionTimeoutMs: T,
       heldSince: (name) => longestHeld(name)?.t,
       holderSession: (name) => longestHeld(name)?.sessionId,
-      waiters: {
-        session,
-        locks: workloads.flatMap((w) => (w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch' ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }] : [])),
-      },
-      ...(options.faults && { weights: options.faults }),
+      // delete-waiter needs a lock to delete waiters of (a run of queues or caches alone has none).
+      ...(locks.length > 0 ? { waiters: { session, locks } } : {}),
+      ...((options.faults || locks.length === 0) && { weights: { ...options.faults, ...(locks.length === 0 && { 'delete-waiter': 0 }) } }),
       clients: fleet.map((c) => ({
         name: c.name,
         proxies: c.proxies,
