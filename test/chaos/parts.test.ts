@@ -2,6 +2,7 @@
 // resource rejects stale tokens and records its own decisions, the recorder stamps events.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { lockFaults } from '../../src/testing/chaos/runner.js';
 import { chaosNow, FencedResource, FencedResourceClient, HistoryRecorder, SeededRandom, waitingNodes, type ChaosEvent, type WaiterLock } from '../../src/testing/index.js';
 
 test('SeededRandom: one seed, one sequence; forks are independent streams', () => {
@@ -71,3 +72,12 @@ for (const [name, lock, children, expected] of waiterRows) {
     assert.deepEqual(waitingNodes(children, lock), expected);
   });
 }
+
+test('lockFaults: delete-waiter is off in a run without locks (queues or caches alone), as given otherwise', () => {
+  const cache = { name: 'cache', kind: 'cache', path: '/c/cache', maxLeases: 1 } as const;
+  const mutex = { name: 'mutex', kind: 'mutex', path: '/c/mutex', maxLeases: 1 } as const;
+  assert.deepEqual(lockFaults([cache], undefined), { locks: [], weights: { 'delete-waiter': 0 } });
+  assert.deepEqual(lockFaults([cache], { drop: 3, 'delete-waiter': 5 }), { locks: [], weights: { drop: 3, 'delete-waiter': 0 } });
+  assert.deepEqual(lockFaults([cache, mutex], undefined), { locks: [{ path: '/c/mutex', kind: 'mutex', maxLeases: 1 }], weights: undefined });
+  assert.deepEqual(lockFaults([mutex], { drop: 3 }).weights, { drop: 3 });
+});

@@ -16,12 +16,13 @@ import { chaosNow } from './clock.js';
 import { expireSessionByTicket } from './expire.js';
 import { counterValue, ephemeralsUnder, queueItems, settleSessions, settleWatches } from './final.js';
 import { ChaosClientProcess } from './fleet.js';
-import { HistoryRecorder, type ChaosEvent, type ChaosHistory, type FaultKind, type FinalState } from './history.js';
+import { HistoryRecorder, type ChaosEvent, type ChaosHistory, type FaultKind, type FinalState, type WorkloadSpec } from './history.js';
 import { DEFAULT_FAULT_WEIGHTS, Nemesis } from './nemesis.js';
 import { DEFAULT_CLIENT_COUNTS, planWorkloads, type ClientCounts } from './plan.js';
 import { checkInt, checkNumber, checkObject, checkOptionalFunction, checkWeights, describe, need, optionKeys } from './validate.js';
 import { SeededRandom } from './random.js';
 import { FencedResource } from './resource.js';
+import type { WaiterLock } from './waiters.js';
 
 /** The ensemble's tickTime, ms. */
 const TICK_MS = 200;
@@ -48,6 +49,16 @@ export interface RunChaosOptions {
 
 /** The keys of {@link RunChaosOptions}. @internal */
 export const RUN_CHAOS_OPTION_KEYS = optionKeys<RunChaosOptions>({ seconds: true, seed: true, sessionTimeoutMs: true, clients: true, faults: true, logDir: true, log: true, slackMs: true });
+
+/**
+ * The locks whose waiters `delete-waiter` may delete, and the fault weights: with no lock in the
+ * run (queues or caches alone) `delete-waiter` is off, since it has nothing to delete.
+ * @internal
+ */
+export function lockFaults(workloads: readonly WorkloadSpec[], faults: Partial<Record<FaultKind, number>> | undefined): { locks: WaiterLock[]; weights: Partial<Record<FaultKind, number>> | undefined } {
+  const locks = workloads.flatMap((w): WaiterLock[] => (w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch' ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }] : []));
+  return { locks, weights: locks.length > 0 ? faults : { ...faults, 'delete-waiter': 0 } };
+}
 
 /** What {@link runChaos} resolves to. */
 export interface ChaosRunResult {
@@ -146,7 +157,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       fleet.push(await ChaosClientProcess.spawn(plan, { cluster: ensemble, recorder, sessionTimeoutMs: T, resourcePort: resource.port, seed: random.fork(plan.name).seed, logFd }));
     }
     for (const c of fleet) c.send({ cmd: 'start' });
-    const locks = workloads.flatMap((w) => (w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch' ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }] : []));
+    const { locks, weights } = lockFaults(workloads, options.faults);
     const nemesis = new Nemesis({
       cluster: ensemble,
       random,
@@ -154,9 +165,8 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       sessionTimeoutMs: T,
       heldSince: (name) => longestHeld(name)?.t,
       holderSession: (name) => longestHeld(name)?.sessionId,
-      // delete-waiter needs a lock to delete waiters of (a run of queues or caches alone has none).
-      ...(locks.length > 0 ? { waiters: { session, locks } } : {}),
-      ...((options.faults || locks.length === 0) && { weights: { ...options.faults, ...(locks.length === 0 && { 'delete-waiter': 0 }) } }),
+      ...(locks.length > 0 && { waiters: { session, locks } }),
+      ...(weights && { weights }),
       clients: fleet.map((c) => ({
         name: c.name,
         proxies: c.proxies,
