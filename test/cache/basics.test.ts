@@ -87,7 +87,10 @@ for (const watchMode of ['persistent', 'one-shot'] as const) {
       await fx.observer.create(`${root}/gone`);
       const cache = new TreeCache(zk, root, { watchMode });
       const seen: string[] = [];
-      for (const type of ['added', 'changed', 'removed'] as const) cache.on(type, (n: CachedNode) => void seen.push(`${type} ${n.path.slice(root.length) || '/'}`));
+      const note = (type: string) => (n: CachedNode) => void seen.push(`${type} ${n.path.slice(root.length) || '/'}`);
+      cache.on('added', note('added'));
+      cache.on('changed', note('changed'));
+      cache.on('removed', note('removed'));
       for (const type of ['stale', 'resynced'] as const) cache.on(type, () => seen.push(type));
       await cache.start({ timeoutMs: 10_000 });
       const before = cache.get(`${root}/same`)!.stat;
