@@ -241,7 +241,8 @@ export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>
       } catch (err) {
         if (this.#isClosed()) break;
         if (err instanceof WalkCancelled) continue;
-        if (err instanceof ClosedError || (err instanceof SessionExpiredError && !this.#session.renewsOnLoss && this.#session.state === 'LOST')) {
+        // Nothing a retry could change: a bad path for the server, a closed session.
+        if (err instanceof ClosedError || err instanceof InvalidArgumentError || (err instanceof SessionExpiredError && !this.#session.renewsOnLoss && this.#session.state === 'LOST')) {
           this.#fail(err);
           break;
         }

@@ -2,7 +2,7 @@
 // deletion and re-creation, close leaving no server watch.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { TreeCache, ChildrenCache, NodeCache, UnimplementedError, type CachedNode } from '../../src/index.js';
+import { Acls, NoAuthError, TreeCache, ChildrenCache, NodeCache, UnimplementedError, type CachedNode } from '../../src/index.js';
 import type { ZkSession } from '../../src/client/index.js';
 import { expireSession, waitFor } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
@@ -153,6 +153,38 @@ describe('caches on a server without persistent watches', () => {
     await fx.observer.create(`${root}/a/b`, { data: 'b' });
     await waitFor(() => cache.get(`${root}/a/b`)?.data?.toString() === 'b', { timeoutMs: 5000 });
     await cache.close();
+    await waitFor(async () => (await serverWatches(zk)).length === 0, { timeoutMs: 5000, message: 'server watches left' });
+  });
+});
+
+describe('caches: a node the session may not read', () => {
+  test('the load fails with NoAuth, emitted and retried with backoff, until the node goes; close stops the retries', async () => {
+    const zk = await session();
+    const [owner] = await Promise.all([fx.pool.connect(fx.server.connectString, { auth: [{ scheme: 'digest', credentials: 'owner:secret' }] })]);
+    const root = uniquePath('noauth');
+    await fx.observer.mkdirp(root);
+    await owner!.create(`${root}/secret`, { data: 's', acl: Acls.CREATOR_ALL });
+    const cache = new TreeCache(zk, root, { errorBackoff: { baseDelayMs: 60, maxDelayMs: 120 } });
+    const errors: number[] = [];
+    cache.on('error', (err) => {
+      assert.ok(err instanceof NoAuthError, String(err));
+      errors.push(performance.now());
+    });
+    const started = cache.start({ timeoutMs: 20_000 });
+    await waitFor(() => errors.length >= 4, { timeoutMs: 10_000, message: `errors: ${errors.length}` });
+    // Each retry waits at least half the (growing) delay: never a tight loop.
+    for (let i = 1; i < errors.length; i++) assert.ok(errors[i]! - errors[i - 1]! >= 28, `retry ${i} after ${errors[i]! - errors[i - 1]!} ms`);
+    assert.equal(cache.state, 'LOADING');
+    await owner!.delete(`${root}/secret`);
+    await started;
+    assert.equal(cache.size, 1);
+    await cache.close();
+    const count = errors.length;
+    const reads = zk.counters.getData;
+    await fx.observer.create(`${root}/later`);
+    await fx.observer.sync(root);
+    assert.equal(errors.length, count);
+    assert.equal(zk.counters.getData, reads);
     await waitFor(async () => (await serverWatches(zk)).length === 0, { timeoutMs: 5000, message: 'server watches left' });
   });
 });
