@@ -72,9 +72,9 @@ export interface ChaosRunResult {
  * Runs the chaos suite: a 3-member {@link TestingCluster}, one process per client (each with its
  * own session, through its own {@link ChaosProxy} per member), the {@link Nemesis} for
  * `seconds`, then a drain (producers and the caches' writers stop, consumers empty the queues),
- * a stop (the caches' writers first; then every cache, once SYNCED, compares its copy with a fresh
- * read of the server; every client releases and closes its recipes), and the final state (counters, queue items, ephemerals,
- * watches and sessions on every member). Resolves to the history and {@link checkHistory}'s
+ * a stop (the caches' writers first; then every cache, once SYNCED, compares its copy with a
+ * fresh read of the server; every client releases and closes its recipes), and the final state
+ * (counters, queue items, ephemerals, watches and sessions on every member). Resolves to the history and {@link checkHistory}'s
  * result; everything it started is stopped, whatever happens.
  */
 export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunResult> {
