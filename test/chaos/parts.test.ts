@@ -2,8 +2,9 @@
 // resource rejects stale tokens and records its own decisions, the recorder stamps events.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { planWorkloads } from '../../src/testing/chaos/plan.js';
 import { lockFaults } from '../../src/testing/chaos/runner.js';
-import { chaosNow, FencedResource, FencedResourceClient, HistoryRecorder, SeededRandom, waitingNodes, type ChaosEvent, type WaiterLock } from '../../src/testing/index.js';
+import { chaosNow, CI_CLIENT_COUNTS, DEFAULT_CLIENT_COUNTS, FencedResource, FencedResourceClient, HistoryRecorder, SeededRandom, waitingNodes, type ChaosEvent, type WaiterLock } from '../../src/testing/index.js';
 
 test('SeededRandom: one seed, one sequence; forks are independent streams', () => {
   const a = new SeededRandom(42);
@@ -80,4 +81,14 @@ test('lockFaults: delete-waiter is off in a run without locks (queues or caches 
   assert.deepEqual(lockFaults([cache], { drop: 3, 'delete-waiter': 5 }), { locks: [], weights: { drop: 3, 'delete-waiter': 0 } });
   assert.deepEqual(lockFaults([cache, mutex], undefined), { locks: [{ path: '/c/mutex', kind: 'mutex', maxLeases: 1 }], weights: undefined });
   assert.deepEqual(lockFaults([mutex], { drop: 3 }).weights, { drop: 3 });
+});
+
+test('planWorkloads: the cache clients, the first of every three a writer on two sessions, the others readers; a lone one both', () => {
+  const plan = (n: number): string[] => planWorkloads('/b', { cache: n }).clients.map((c) => `${c.name}:${c.role}:${c.sessions}`);
+  assert.deepEqual(plan(1), ['cache-1:both:2']);
+  assert.deepEqual(plan(3), ['cache-1:writer:2', 'cache-2:reader:1', 'cache-3:reader:1']);
+  assert.deepEqual(plan(4), ['cache-1:writer:2', 'cache-2:reader:1', 'cache-3:reader:1', 'cache-4:writer:2']);
+  assert.deepEqual(planWorkloads('/b', { cache: 2 }).workloads, [{ name: 'cache', kind: 'cache', path: '/b/cache', maxLeases: 1 }]);
+  assert.equal(DEFAULT_CLIENT_COUNTS.cache, 3);
+  assert.equal(CI_CLIENT_COUNTS.cache, 3);
 });
