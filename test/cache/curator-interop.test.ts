@@ -1,11 +1,14 @@
 // The caches against real Apache Curator (Debian's 5.4 jars, driven by test/java/CuratorCacheAgent):
 // Curator writes and our TreeCache sees every state of every node with Curator's stats and data,
 // event for event as Curator's own CuratorCache; our session writes and both caches end equal to
-// the server; both caches on one path create nothing and leave no watch; ChildrenCache and
+// the server; both caches on one path create nothing and leave no watch (ours while its session
+// stays open; Curator's with ZooKeeper's 3.8 client only once its session ends); ChildrenCache and
 // NodeCache equal Curator's children view and SINGLE_NODE_CACHE. One agent JVM for the file.
+// Our three kinds of cache share one session on one path; Curator's tree and single-node caches
+// need a session each on a server before 3.9 (ZOOKEEPER-4466, see CuratorCacheAgent.cache).
 // Without Java or the Curator jars these tests fail (locateCurator names the package), never skip.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import type { ZkSession } from '../../src/client/index.js';
 import { ChildrenCache, NodeCache, TreeCache, type CachedNode, type CacheWatchMode } from '../../src/index.js';
 import { waitFor } from '../../src/testing/index.js';
@@ -13,11 +16,13 @@ import { CuratorCacheAgent, type CuratorCacheEvent, type CuratorNode } from '../
 import { ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
-let java: CuratorCacheAgent;
+let java: CuratorCacheAgent | undefined;
 let ids = 0;
-before(async () => {
-  java = await CuratorCacheAgent.start(fx.server.connectString);
-});
+/** The file's one agent, started by the first test that needs it (the server is up by then). */
+async function agent(): Promise<CuratorCacheAgent> {
+  java ??= await CuratorCacheAgent.start(fx.server.connectString);
+  return java;
+}
 after(async () => {
   await java?.close();
 });
@@ -68,6 +73,7 @@ const hexOf = (s: ZkSession): string => `0x${s.sessionId.toString(16)}`;
 for (const watchMode of ['persistent', 'one-shot'] as const satisfies readonly CacheWatchMode[]) {
   describe(`TreeCache (${watchMode}) beside Curator's CuratorCache`, () => {
     test('Curator writes a tree: ours sees every state of every node with equal stats and data, event for event as CuratorCache', async () => {
+      const java = await agent();
       const base = uniquePath(`curator-writes-${watchMode}`);
       await fx.observer.mkdirp('/test');
       const [s] = (await fx.sessionsN(1)) as [ZkSession];
@@ -142,6 +148,7 @@ for (const watchMode of ['persistent', 'one-shot'] as const satisfies readonly C
 
 describe("TreeCache and Curator's CuratorCache on what our session writes", () => {
   test('creates, sets and deletes, many in flight: both caches end equal to the server', async () => {
+    const java = await agent();
     const base = uniquePath('ours-write');
     const [writer, reader] = (await fx.sessionsN(2)) as [ZkSession, ZkSession];
     await writer.mkdirp(base, { data: 'r' });
@@ -175,6 +182,7 @@ describe("TreeCache and Curator's CuratorCache on what our session writes", () =
 
 describe('both caches on one path at once', () => {
   test('neither creates a node; after both close no watch is left on the server', async () => {
+    const java = await agent();
     const base = uniquePath('both');
     await fx.observer.mkdirp('/test');
     const [s] = (await fx.sessionsN(1)) as [ZkSession];
@@ -184,25 +192,35 @@ describe('both caches on one path at once', () => {
     const node = new NodeCache(s, base);
     const id = `t${++ids}`;
     const idNode = `t${++ids}`;
-    await java.cache(id, 'tree', base);
-    await java.cache(idNode, 'node', base);
+    // Curator's two caches in sessions of their own, closed with them (ZOOKEEPER-4466 and -4472,
+    // see CuratorCacheAgent.cache); ours share one session, which stays open.
+    const curatorSessions = [await java.cache(id, 'tree', base, true), await java.cache(idNode, 'node', base, true)];
     await Promise.all([tree.start(WAIT), children.start(WAIT), node.start(WAIT), java.initialized(id), java.initialized(idNode)]);
     assert.equal(await fx.observer.exists(base), null, 'the absent root is not created by either cache');
     assert.equal(Number((await fx.server.mntr()).zk_znode_count), znodes, 'no node created anywhere');
 
     // While they run, both sessions hold watches on the path (so the check below means something).
-    await waitFor(async () => (await watchesUnder(hexOf(s), base)).length > 0 && (await watchesUnder(java.sessionId, base)).length > 0, { ...WAIT, message: 'watches of both sessions on the path' });
+    const watchers = [hexOf(s), ...curatorSessions];
+    const watched = async (): Promise<number[]> => Promise.all(watchers.map(async (hex) => (await watchesUnder(hex, base)).length));
+    await waitFor(async () => (await watched()).every((n) => n > 0), { ...WAIT, message: 'watches of every session on the path' });
 
     await fx.observer.create(base, { data: 'r' });
     await fx.observer.create(`${base}/k`, { data: 'k' });
     await fx.observer.create(`${base}/k/leaf`, { data: 'l' });
     await waitFor(async () => tree.size === 3 && children.size === 1 && node.current !== undefined && (await java.dump(id)).length === 3, { ...WAIT, message: 'all caches see the three nodes' });
     await fx.observer.deleteRecursive(base);
-    await waitFor(async () => tree.size === 0 && children.size === 0 && node.current === undefined && (await java.dump(id)).length === 0 && (await java.dump(idNode)).length === 0, { ...WAIT, message: 'all caches see them gone' });
+    let sizes = '';
+    await waitFor(async () => (sizes = `${tree.size} ${children.size} ${node.current ? 1 : 0} ${(await java.dump(id)).length} ${(await java.dump(idNode)).length}`) === '0 0 0 0 0', { ...WAIT, message: 'all caches see them gone' }).catch((err: Error) => {
+      throw new Error(`${err.message}: tree, children, node, Curator's tree and node hold ${sizes}; ours: ${[...tree].map(key).join(', ')} / ${[...children].map(key).join(', ')}`);
+    });
     assert.equal(await fx.observer.exists(base), null, 'nothing re-created by either cache');
 
     await Promise.all([tree.close(), children.close(), node.close(), java.closeCache(id), java.closeCache(idNode)]);
-    await waitFor(async () => (await watchesUnder(hexOf(s), base)).length === 0 && (await watchesUnder(java.sessionId, base)).length === 0, { ...WAIT, message: 'no watch of either session left on the path (wchc)' });
+    assert.equal(s.closed, false, 'our session stays open: its caches removed their watches');
+    await waitFor(async () => (await watched()).every((n) => n === 0), { ...WAIT, message: 'no watch of any session left on the path (wchc)' }).catch(async (err: Error) => {
+      const left = await Promise.all(watchers.map(async (hex, i) => `${['ours', "Curator's tree", "Curator's node"][i]} ${hex}: ${(await watchesUnder(hex, base)).join(' ') || 'none'}`));
+      throw new Error(`${err.message}; left: ${left.join('; ')}`);
+    });
     assert.equal(s.activeWatchCount, 0, 'no watch left in our session');
     assert.equal(Number((await fx.server.mntr()).zk_znode_count), znodes, 'no node left behind');
   });
@@ -210,6 +228,7 @@ describe('both caches on one path at once', () => {
 
 describe("ChildrenCache and NodeCache beside Curator's views", () => {
   test("ChildrenCache equals CuratorCache's direct children, NodeCache equals SINGLE_NODE_CACHE, at every step", async () => {
+    const java = await agent();
     const base = uniquePath('views');
     const [s] = (await fx.sessionsN(1)) as [ZkSession];
     await s.mkdirp(base, { data: 'r1' });
@@ -220,7 +239,7 @@ describe("ChildrenCache and NodeCache beside Curator's views", () => {
     const idTree = `t${++ids}`;
     const idNode = `t${++ids}`;
     await java.cache(idTree, 'tree', base);
-    await java.cache(idNode, 'node', base);
+    await java.cache(idNode, 'node', base, true);
     await Promise.all([children.start(WAIT), node.start(WAIT), java.initialized(idTree), java.initialized(idNode)]);
 
     const directChildren = (nodes: readonly CuratorNode[]): string[] => nodes.filter((n) => n.path.startsWith(`${base}/`) && !n.path.slice(base.length + 1).includes('/')).map(key).sort();
@@ -228,19 +247,18 @@ describe("ChildrenCache and NodeCache beside Curator's views", () => {
     const agree = async (what: string): Promise<void> => {
       const serverChildren = (await serverContents(base)).filter((l) => l.split(' ')[0]!.startsWith(`${base}/`) && !l.split(' ')[0]!.slice(base.length + 1).includes('/'));
       const serverNode = (await fx.observer.exists(base)) ? (await serverContents(base)).find((l) => l.split(' ')[0] === base) : undefined;
-      await waitFor(
-        async () => {
-          const cur = node.current;
-          const curatorNode = (await java.dump(idNode)).map(key);
-          return (
-            JSON.stringify(ourContents(children)) === JSON.stringify(serverChildren) &&
-            JSON.stringify(directChildren(await java.dump(idTree))) === JSON.stringify(serverChildren) &&
-            (cur ? key(cur) : undefined) === serverNode &&
-            JSON.stringify(curatorNode) === JSON.stringify(serverNode ? [serverNode] : [])
-          );
-        },
-        { ...WAIT, message: `the views agree after ${what}` },
-      );
+      const want = JSON.stringify({ children: serverChildren, curatorChildren: serverChildren, node: serverNode ? [serverNode] : [], curatorNode: serverNode ? [serverNode] : [] });
+      let seen = '';
+      const views = async (): Promise<string> =>
+        JSON.stringify({
+          children: ourContents(children),
+          curatorChildren: directChildren(await java.dump(idTree)),
+          node: node.current ? [key(node.current)] : [],
+          curatorNode: (await java.dump(idNode)).map(key),
+        });
+      await waitFor(async () => (seen = await views()) === want, { ...WAIT, message: `the views agree after ${what}` }).catch((err: Error) => {
+        throw new Error(`${err.message}: want ${want}, have ${seen}`);
+      });
     };
     await agree('start');
     assert.equal(children.get(base), undefined, 'ChildrenCache does not hold its path');

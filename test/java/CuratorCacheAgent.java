@@ -5,12 +5,19 @@
 // Usage: java CuratorCacheAgent <connectString>
 // Prints "ready 0x<sessionId>" once connected. Nodes print as <path>:<czxid>:<mzxid>:<version>:<data>
 // with zxids in decimal and data in hex ("-" for empty, "~" for none). Commands (one a line):
-//   cache <id> <tree|node> <path>  builds a CuratorCache on <path> (node: SINGLE_NODE_CACHE), starts
-//                                  it, prints "started <id>"; then per event
+//   cache <id> <tree|node> <path> [own]
+//                                  builds a CuratorCache on <path> (node: SINGLE_NODE_CACHE), with
+//                                  the agent's client or (own) a client of its own, closed with it
+//                                  (a ZooKeeper server before 3.9 keeps one watch mode per path and
+//                                  session: a recursive and a plain persistent watch on one path in
+//                                  one session interfere, ZOOKEEPER-4466; and with ZooKeeper's 3.8
+//                                  client CuratorCache.close() leaves its persistent watch on the
+//                                  server until the session ends, ZOOKEEPER-4472); starts it, prints
+//                                  "started <id> 0x<sessionId of its client>"; then per event
 //                                  "event <id> <created|changed|deleted> <node>" (deleted: the node
 //                                  as last held) and once "initialized <id>".
 //   dump <id>                      prints "dump <id> <node>..." (sorted by path), one line.
-//   close <id>                     closes the cache; prints "closed <id>".
+//   close <id>                     closes the cache (and its own client); prints "closed <id>".
 //   create <req> <path> <hex>      persistent node; prints "ok <req> <node>" or "error <req> <message>".
 //   set <req> <path> <hex>         setData (any version); prints "ok <req> <node>" or "error ...".
 //   delete <req> <path>            prints "ok <req>" or "error <req> <message>".
@@ -37,6 +44,8 @@ public final class CuratorCacheAgent {
   private static final HexFormat HEX = HexFormat.of();
   private static CuratorFramework client;
   private static final Map<String, CuratorCache> caches = new ConcurrentHashMap<>();
+  private static final Map<String, CuratorFramework> ownClients = new ConcurrentHashMap<>();
+  private static String connectString;
 
   static void emit(String line) {
     synchronized (OUT) {
@@ -63,24 +72,26 @@ public final class CuratorCacheAgent {
   }
 
   public static void main(String[] args) throws Exception {
-    client = CuratorFrameworkFactory.newClient(args[0], 4000, 5000, new ExponentialBackoffRetry(50, 10));
-    client.start();
-    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
+    connectString = args[0];
+    client = connect();
+    if (client == null) {
       emit("fatal could not connect to " + args[0]);
       System.exit(2);
     }
-    emit("ready 0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
+    emit("ready " + sessionOf(client));
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     String line;
     while ((line = in.readLine()) != null) {
       String[] w = line.trim().split("\\s+");
       try {
         switch (w[0]) {
-          case "cache" -> cache(w[1], w[2], w[3]);
+          case "cache" -> cache(w[1], w[2], w[3], w.length > 4 && w[4].equals("own"));
           case "dump" -> dump(w[1]);
           case "close" -> {
             CuratorCache c = caches.remove(w[1]);
             if (c != null) c.close();
+            CuratorFramework own = ownClients.remove(w[1]);
+            if (own != null) own.close();
             emit("closed " + w[1]);
           }
           case "create" -> write(w[1], () -> {
@@ -100,6 +111,7 @@ public final class CuratorCacheAgent {
           });
           case "quit" -> {
             for (CuratorCache c : caches.values()) c.close();
+            for (CuratorFramework c : ownClients.values()) c.close();
             client.close();
             emit("bye");
             System.exit(0);
@@ -114,6 +126,19 @@ public final class CuratorCacheAgent {
     System.exit(0);
   }
 
+  /** A started client, or null when it could not connect within 20 s. */
+  private static CuratorFramework connect() throws InterruptedException {
+    CuratorFramework c = CuratorFrameworkFactory.newClient(connectString, 4000, 5000, new ExponentialBackoffRetry(50, 10));
+    c.start();
+    if (c.blockUntilConnected(20, TimeUnit.SECONDS)) return c;
+    c.close();
+    return null;
+  }
+
+  private static String sessionOf(CuratorFramework c) throws Exception {
+    return "0x" + Long.toHexString(c.getZookeeperClient().getZooKeeper().getSessionId());
+  }
+
   private interface Write {
     String run() throws Exception;
   }
@@ -126,8 +151,17 @@ public final class CuratorCacheAgent {
     }
   }
 
-  private static void cache(String id, String kind, String path) {
-    CuratorCache c = kind.equals("node") ? CuratorCache.build(client, path, CuratorCache.Options.SINGLE_NODE_CACHE) : CuratorCache.build(client, path);
+  private static void cache(String id, String kind, String path, boolean own) throws Exception {
+    CuratorFramework cc = client;
+    if (own) {
+      cc = connect();
+      if (cc == null) {
+        emit("error " + id + " could not connect");
+        return;
+      }
+      ownClients.put(id, cc);
+    }
+    CuratorCache c = kind.equals("node") ? CuratorCache.build(cc, path, CuratorCache.Options.SINGLE_NODE_CACHE) : CuratorCache.build(cc, path);
     c.listenable().addListener(new CuratorCacheListener() {
       @Override
       public void event(Type type, ChildData oldData, ChildData data) {
@@ -146,7 +180,7 @@ public final class CuratorCacheAgent {
     });
     caches.put(id, c);
     c.start();
-    emit("started " + id);
+    emit("started " + id + " " + sessionOf(cc));
   }
 
   private static void dump(String id) {

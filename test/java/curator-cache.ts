@@ -165,10 +165,19 @@ export class CuratorCacheAgent {
     return words;
   }
 
-  /** Builds and starts a CuratorCache `id` on `path`; resolves once started (not initialized). */
-  async cache(id: string, kind: CuratorCacheKind, path: string): Promise<void> {
-    const w = await this.call(`started ${id}`, `cache ${id} ${kind} ${path}`, `cache ${id} to start`);
+  /**
+   * Builds and starts a CuratorCache `id` on `path`, with the agent's session or (`ownSession`)
+   * one of its own, closed with the cache. Own sessions are needed for two caches on one path
+   * (on a server before 3.9 a recursive and a plain persistent watch on one path in one session
+   * interfere, ZOOKEEPER-4466: Curator's tree cache then misses events below the path), and to
+   * see the server rid of a closed cache's watch (with ZooKeeper's 3.8 client,
+   * `CuratorCache.close()` leaves its persistent watch until the session ends, ZOOKEEPER-4472).
+   * Resolves once started (not initialized) with the id of the session it uses (`0x...`).
+   */
+  async cache(id: string, kind: CuratorCacheKind, path: string, ownSession = false): Promise<string> {
+    const w = await this.call(`started ${id}`, `cache ${id} ${kind} ${path}${ownSession ? ' own' : ''}`, `cache ${id} to start`);
     if (w[0] !== 'started') throw new Error(`Curator cache ${id}: ${w.join(' ')}`);
+    return w[2] ?? '';
   }
 
   /** Resolves once cache `id` has called `initialized()`. */
@@ -189,7 +198,7 @@ export class CuratorCacheAgent {
     return w.slice(2).map(parseNode);
   }
 
-  /** Closes cache `id`. */
+  /** Closes cache `id` (and its own session, if it has one). */
   async closeCache(id: string): Promise<void> {
     await this.call(`closed ${id}`, `close ${id}`, `cache ${id} to close`);
   }
