@@ -12,6 +12,12 @@ export function data(tag: string): Buffer {
 
 const name = (i: number): string => `n${String(i).padStart(3, '0')}`;
 
+/** CPU time of this process (user + system) in ms since `from` (a `process.cpuUsage()`). */
+function cpuMs(from: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(from);
+  return (u.user + u.system) / 1000;
+}
+
 /** `root` (with its parents) and `fanout` children, each with `fanout2` children; a transaction per 100 nodes or so. The node count. */
 async function buildTree(s: ZkSession, root: string, fanout: number, fanout2: number): Promise<number> {
   await s.mkdirp(root, { data: data('root') });
@@ -58,12 +64,15 @@ export async function cacheLoad(ctx: BenchContext): Promise<Result> {
   let packets = 0;
   let fires = 0;
   let counted = true;
+  let cpu = 0;
   for (let l = 0; l < loads; l++) {
     const cache = new TreeCache(s, tree);
     const before = await ctx.counters();
+    const c = process.cpuUsage();
     const t = performance.now();
     await cache.start();
     const ms = since(t);
+    cpu += cpuMs(c);
     const after = await ctx.counters();
     times.push(ms);
     seconds += ms / 1000;
@@ -74,7 +83,7 @@ export async function cacheLoad(ctx: BenchContext): Promise<Result> {
     missing += Math.max(0, nodes - cache.size);
     await cache.close();
   }
-  const line = ctx.result(nodes * loads, seconds, times, undefined, undefined, { nodes, lost: missing });
+  const line = ctx.result(nodes * loads, seconds, times, undefined, undefined, { nodes, lost: missing, client_cpu_ms_per_1k: Number(((cpu / (nodes * loads)) * 1000).toFixed(1)) });
   if (counted) {
     line.requests_per_op = Number((packets / (nodes * loads)).toFixed(2));
     line.watch_fires_per_op = Number((fires / (nodes * loads)).toFixed(2));
@@ -173,6 +182,7 @@ export async function cacheEvents(ctx: BenchContext): Promise<Result> {
     let lost = 0;
     let seconds = 0;
     const lat: number[] = [];
+    let cpu = 0;
     const before = await ctx.counters();
     for (let b = 0; b < bursts; b++) {
       got.fill(0);
@@ -183,6 +193,7 @@ export async function cacheEvents(ctx: BenchContext): Promise<Result> {
         allIn = () => resolve(true);
         timer = setTimeout(() => resolve(false), 10_000);
       });
+      const c = process.cpuUsage();
       const start = performance.now();
       let next = 0;
       const writes = Promise.all(
@@ -197,6 +208,7 @@ export async function cacheEvents(ctx: BenchContext): Promise<Result> {
       const all = await complete;
       clearTimeout(timer);
       await writes;
+      cpu += cpuMs(c);
       let last = start;
       for (let i = 0; i < n; i++) {
         if (!got[i]) {
@@ -209,7 +221,7 @@ export async function cacheEvents(ctx: BenchContext): Promise<Result> {
       seconds += ((all ? last : performance.now()) - start) / 1000;
     }
     const after = await ctx.counters();
-    return ctx.result(n * bursts, seconds, lat, before, after, { lost, duplicated });
+    return ctx.result(n * bursts, seconds, lat, before, after, { lost, duplicated, client_cpu_ms_per_1k: Number(((cpu / (n * bursts)) * 1000).toFixed(1)) });
   } finally {
     await cache.close();
   }

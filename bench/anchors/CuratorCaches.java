@@ -23,6 +23,11 @@ import static anchors.CuratorBench.*;
 final class CuratorCaches {
   private CuratorCaches() {}
 
+  /** CPU time of this process (every thread, user + system) in ms. */
+  static double cpuMs() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime() / 1e6;
+  }
+
   /** 32 bytes of data naming `tag` (as bench/caches.ts's data()). */
   static byte[] data(String tag) {
     StringBuilder b = new StringBuilder(tag);
@@ -79,16 +84,19 @@ final class CuratorCaches {
       double packets = 0;
       double fires = 0;
       boolean counted = true;
+      double cpu = 0;
       List<Double> times = latencies();
       for (int l = 0; l < loads; l++) {
         CuratorCache cache = CuratorCache.build(s, tree);
         CountDownLatch init = new CountDownLatch(1);
         cache.listenable().addListener(CuratorCacheListener.builder().forInitialized(init::countDown).build());
         Counters before = ctx.counters();
+        double c = cpuMs();
         long t = System.nanoTime();
         cache.start();
         if (!init.await(LIMIT_MS, TimeUnit.MILLISECONDS)) throw new IllegalStateException("not initialized within " + LIMIT_MS + " ms");
         double ms = msSince(t);
+        cpu += cpuMs() - c;
         Counters after = ctx.counters();
         times.add(ms);
         seconds += ms / 1000;
@@ -108,6 +116,7 @@ final class CuratorCaches {
       }
       line.put("nodes", nodes);
       line.put("lost", missing);
+      line.put("client_cpu_ms_per_1k", round(cpu / (nodes * loads) * 1000, 1));
       return line;
     } finally {
       dropTree(s, tree);
@@ -217,6 +226,7 @@ final class CuratorCaches {
       double seconds = 0;
       List<Double> lat = latencies();
       AtomicReference<String> error = new AtomicReference<>();
+      double cpu = 0;
       Counters before = ctx.counters();
       for (int b = 0; b < bursts; b++) {
         synchronized (got) {
@@ -227,6 +237,7 @@ final class CuratorCaches {
         String tag = "b" + b + "-";
         burstTag.set(tag);
         Semaphore window = new Semaphore(100);
+        double cpuAt = cpuMs();
         long start = System.nanoTime();
         for (int i = 0; i < n; i++) {
           window.acquire();
@@ -237,6 +248,9 @@ final class CuratorCaches {
           }).forPath(tree + "/" + name(i, 3), data(tag + i));
         }
         boolean all = latch.await(10, TimeUnit.SECONDS);
+        window.acquire(100); // every setData answered
+        window.release(100);
+        cpu += cpuMs() - cpuAt;
         long last = start;
         synchronized (got) {
           for (int i = 0; i < n; i++) {
@@ -255,6 +269,7 @@ final class CuratorCaches {
       Map<String, Object> line = ctx.result(n * bursts, seconds, lat, before, after);
       line.put("lost", lost);
       line.put("duplicated", duplicated.get());
+      line.put("client_cpu_ms_per_1k", round(cpu / (n * bursts) * 1000, 1));
       return line;
     } finally {
       cache.close();

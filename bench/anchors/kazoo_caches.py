@@ -66,7 +66,7 @@ def cache_load(ctx):
     tree = ctx.root + "/tree"
     nodes = build_tree(s, tree, 100, 100)
     try:
-        loads, missing, seconds, packets, fires, counted, times = 3, 0, 0.0, 0.0, 0.0, True, []
+        loads, missing, seconds, packets, fires, counted, times, cpu = 3, 0, 0.0, 0.0, 0.0, True, [], 0.0
         for _ in range(loads):
             cache = TreeCache(s, tree)
             init = threading.Event()
@@ -80,11 +80,13 @@ def cache_load(ctx):
 
             cache.listen(listener)
             before = ctx.counters()
+            c = time.process_time()
             t = time.perf_counter()
             cache.start()
             if not init.wait(LIMIT_S):
                 raise RuntimeError("not initialized within %d s" % LIMIT_S)
             ms = ms_since(t)
+            cpu += time.process_time() - c
             after = ctx.counters()
             times.append(ms)
             seconds += ms / 1000
@@ -99,7 +101,7 @@ def cache_load(ctx):
         if counted:
             line["requests_per_op"] = round(packets / (nodes * loads), 2)
             line["watch_fires_per_op"] = round(fires / (nodes * loads), 2)
-        line.update(nodes=nodes, lost=missing)
+        line.update(nodes=nodes, lost=missing, client_cpu_ms_per_1k=round(cpu * 1000 / (nodes * loads) * 1000, 1))
         return line
     finally:
         drop_tree(s, tree)
@@ -194,7 +196,7 @@ def cache_events(ctx):
 
     cache = started(reader, tree, changes_listener(on_change))
     try:
-        bursts, lost, seconds, lat, errors = 5, 0, 0.0, [], []
+        bursts, lost, seconds, lat, errors, cpu = 5, 0, 0.0, [], [], 0.0
         before = ctx.counters()
         for b in range(bursts):
             tag = "b%d-" % b
@@ -213,12 +215,16 @@ def cache_events(ctx):
                     errors.append(e)
                 window.release()
 
+            c = time.process_time()
             start = time.perf_counter()
             for i in range(n):
                 window.acquire()
                 sent_at[i] = time.perf_counter()
                 writer.set_async("%s/%s" % (tree, name(i)), data(tag + str(i))).rawlink(finished)
             complete = all_in.wait(10)
+            for _ in range(100):  # every set answered
+                window.acquire()
+            cpu += time.process_time() - c
             last = start
             with mon:
                 for i in range(n):
@@ -231,6 +237,7 @@ def cache_events(ctx):
                 raise errors[0]
             seconds += (last if complete else time.perf_counter()) - start
         after = ctx.counters()
-        return ctx.result(n * bursts, seconds, lat, before, after, lost=lost, duplicated=state["duplicated"])
+        return ctx.result(n * bursts, seconds, lat, before, after, lost=lost, duplicated=state["duplicated"],
+                          client_cpu_ms_per_1k=round(cpu * 1000 / (n * bursts) * 1000, 1))
     finally:
         cache.close()
