@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   CacheLimitError,
+  ChildrenCache,
   ClosedError,
   IllegalStateError,
   InvalidArgumentError,
@@ -83,8 +84,10 @@ export function cacheSuite(mode: SuiteMode): void {
         const watched = await serverWatchesOf(fx.server, s);
         if (mode === 'persistent') return watched.length === 1 && watched[0] === root;
         const held = [...cache].map((n) => n.path);
-        // One-shot: a data watch on every node held (an exists watch on an absent root).
-        const want = kind === 'children' ? [root, ...held] : held.length === 0 ? [root] : held;
+        // One-shot: a data watch on every node held, an exists watch on an absent root (child
+        // watches are not listed by wchc).
+        const rootExists = (await fx.observer.exists(root)) !== null;
+        const want = rootExists ? held : [root];
         return want.every((p) => watched.includes(p)) && watched.every((p) => p === root || p.startsWith(`${root}/`));
       },
       { timeoutMs: 10_000, message: `the ${mode} watches of the ${kind} cache on ${root}: ${JSON.stringify(await serverWatchesOf(fx.server, s))}` },
@@ -314,8 +317,10 @@ export function cacheSuite(mode: SuiteMode): void {
       assert.deepEqual(await withTimeout(slow.next(), 5000, 'the end of the slow iterator'), { value: undefined, done: true });
       assert.equal((await withTimeout(withSnapshot.next(), 5000, 'the snapshot iterator after close')).done, false, 'buffered items still come out');
       await drain(withSnapshot, () => false);
+      // The first iterator kept every event of the burst; they come out, then it ends.
+      const rest = await drain(early, () => false);
+      assert.ok(rest.length > 0 && rest.every((i) => i.type !== 'snapshot'), 'the default buffer held the burst');
       assert.deepEqual(await early.next(), { value: undefined, done: true });
-      // An iterator left early (break) stops buffering for it.
       await fx.observer.deleteRecursive(root);
     });
 
@@ -483,36 +488,40 @@ export function cacheSuite(mode: SuiteMode): void {
       }
       rows.push(['tree with maxDepth -1', () => new TreeCache(s, root, { maxDepth: -1 })]);
       rows.push(['tree with maxDepth 0.5', () => new TreeCache(s, root, { maxDepth: 0.5 })]);
-      rows.push(['children with maxDepth (a tree option)', () => makeCache('children', s, root, { maxDepthx: 1 } as never)]);
+      rows.push(['children with maxDepth (a tree option)', () => new ChildrenCache(s, root, { maxDepth: 1 } as never)]);
+      rows.push(['tree with maxDepht', () => new TreeCache(s, root, { maxDepht: 1 } as never)]);
       rows.push(['node with options "x"', () => new NodeCache(s, root, 'x' as never)]);
       for (const [what, fn] of rows) assert.throws(fn, isTyped(InvalidArgumentError), what);
       // The misspelled key is named with the one meant.
       assert.throws(() => makeCache('tree', s, root, { cacheDta: false } as never), /cacheData/);
       const cache = makeCache('tree', s, root, { watchMode: mode });
-      await assert.rejects(cache.start({ timeoutMs: -1 }), isTyped(InvalidArgumentError));
-      await assert.rejects(cache.start({ timeotMs: 100 } as never), isTyped(InvalidArgumentError));
+      await assert.rejects(async () => cache.start({ timeoutMs: -1 }), isTyped(InvalidArgumentError));
+      await assert.rejects(async () => cache.start({ timeotMs: 100 } as never), isTyped(InvalidArgumentError));
       assert.throws(() => cache.events({ bufferSize: 0 }), isTyped(InvalidArgumentError));
       assert.throws(() => cache.events({ bufersize: 3 } as never), isTyped(InvalidArgumentError));
       assert.equal(cache.state, 'LATENT', 'refused options leave the cache unstarted');
       assert.equal(sent(), before, 'nothing sent for bad input');
       // Started twice: refused, while starting and once started.
       const starting = cache.start({ timeoutMs: 10_000 });
-      await assert.rejects(cache.start(), isTyped(IllegalStateError));
+      await assert.rejects(async () => cache.start(), isTyped(IllegalStateError));
       await starting;
-      await assert.rejects(cache.start(), isTyped(IllegalStateError));
-      await assert.rejects(cache.ready({ timeoutMs: 0.5 } as never), isTyped(InvalidArgumentError));
+      await assert.rejects(async () => cache.start(), isTyped(IllegalStateError));
+      await assert.rejects(async () => cache.ready({ timeoutMs: -1 }), isTyped(InvalidArgumentError));
+      await assert.rejects(async () => cache.ready({ signal: 'now' } as never), isTyped(InvalidArgumentError));
       // Use after close.
       await cache.close();
-      await assert.rejects(cache.start(), isTyped(ClosedError));
-      await assert.rejects(cache.ready(), isTyped(ClosedError));
+      await assert.rejects(async () => cache.start(), isTyped(ClosedError));
+      await assert.rejects(async () => cache.ready(), isTyped(ClosedError));
       assert.equal(cache.state, 'CLOSED');
       const late = makeCache('tree', s, root, { watchMode: mode });
       await late.close();
-      await assert.rejects(late.start(), isTyped(ClosedError), 'closed before it started');
+      await assert.rejects(async () => late.start(), isTyped(ClosedError), 'closed before it started');
+      const unstarted = makeCache('node', s, root, { watchMode: mode });
+      await assert.rejects(async () => unstarted.ready(), isTyped(IllegalStateError), 'ready() before start()');
       // A closed session.
       const gone = await session();
       await gone.close();
-      await assert.rejects(makeCache('tree', gone, root, { watchMode: mode }).start(), isTyped(ClosedError));
+      await assert.rejects(async () => makeCache('tree', gone, root, { watchMode: mode }).start(), isTyped(ClosedError));
       assert.equal(await fx.observer.exists(root), null);
       assertNoWrites(s);
     });
@@ -563,10 +572,11 @@ export function cacheSuite(mode: SuiteMode): void {
         assert.equal(log.count('initialized'), 0);
         await noWatchesLeft(s, root);
       }
-      // Later: a tree that grows past maxNodes, children past maxNodes, a node whose data grows past maxBytes.
+      // Later: a tree that grows past maxNodes (4 held, 7 after), children past maxNodes (the tree's
+      // run leaves six, 8 after), a node whose data grows past maxBytes.
       const runs = [
         { kind: 'tree', path: root, options: { maxNodes: 6 }, grow: async () => build([`${root}/d`, `${root}/e`, `${root}/f`]) },
-        { kind: 'children', path: root, options: { maxNodes: 4 }, grow: async () => build([`${root}/g`]) },
+        { kind: 'children', path: root, options: { maxNodes: 7 }, grow: async () => build([`${root}/g`, `${root}/h`]) },
         { kind: 'node', path: `${root}/a`, options: { maxBytes: 200 }, grow: async () => void (await fx.observer.setData(`${root}/a`, 'x'.repeat(500))) },
       ] as const;
       for (const { kind, path, options, grow } of runs) {
@@ -580,7 +590,8 @@ export function cacheSuite(mode: SuiteMode): void {
         await waitFor(() => cache.state === 'CLOSED', { timeoutMs: 5000, message: `${kind} cache closed` });
         await drain(it, () => false);
         await noWatchesLeft(s, root);
-        await assert.rejects(cache.ready(), isTyped(ClosedError));
+        // Waits reject with the error that closed it.
+        await assert.rejects(cache.ready(), isTyped(CacheLimitError));
       }
       assertNoWrites(s);
       await fx.observer.deleteRecursive(root);
