@@ -74,3 +74,4 @@ export * from './semaphore/index.js';
 export * from './rwlock/index.js';
 export * from './leader/index.js';
 export * from './queue/index.js';
+export * from './cache/index.js';

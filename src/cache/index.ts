@@ -5,3 +5,7 @@
  * @module
  */
 export type { CachedNode, CacheEvent, CacheEvents, CacheIteratorOptions, CacheOptions, CacheState, CacheWaitOptions, CacheWatchMode, TreeCacheOptions } from './types.js';
+export { Cache } from './cache.js';
+export { TreeCache } from './tree-cache.js';
+export { ChildrenCache } from './children-cache.js';
+export { NodeCache } from './node-cache.js';
