@@ -182,6 +182,8 @@ export class Loader {
     let stat: Stat | undefined;
     if (this.scope.holds(path)) {
       const read = await this.#readNode(path);
+      // A watch-setting read waits for its reply even once aborted: a closed cache applies none.
+      if (this.options.signal.aborted) return;
       if (!read) return this.#gone(path);
       stat = read.stat;
       this.#apply(path, read.stat, read.data);
@@ -193,6 +195,7 @@ export class Loader {
     if (stat && stat.numChildren === 0 && !this.oneShot) names = [];
     else {
       const listed = await this.#readChildren(path);
+      if (this.options.signal.aborted) return;
       if (!listed) {
         // The node went between the two reads: its deletion's event (or watch) reads it again.
         if (!this.scope.holds(path)) this.#gone(path, false);

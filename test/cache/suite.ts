@@ -552,7 +552,8 @@ export function cacheSuite(mode: SuiteMode): void {
       await noWatchesLeft(s, root);
       assert.deepEqual(footprint(s), before, 'listeners and watches as before');
       assert.equal(log.count('initialized'), 0);
-      assert.equal(log.count('added'), 0, 'nothing announced by a cache that never started');
+      assert.deepEqual(log.entries.map((e) => `${e.type} in ${e.state}`), [], 'nothing announced by a cache that never started (nor after it closed)');
+      assert.equal(cache.size, 0, 'nothing read into a closed cache');
       assert.equal(s.state === 'CONNECTED' || s.state === 'RECONNECTED', true);
       assertNoWrites(s);
       await fx.observer.deleteRecursive(root);

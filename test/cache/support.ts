@@ -285,6 +285,8 @@ export class EventLog {
     const held = new Map<string, CachedNode>();
     const lastCzxid = new Map<string, bigint>();
     for (const [i, e] of this.entries.entries()) {
+      // A closed cache follows nothing: only the error that closed it may come as it closes.
+      assert.ok(e.type === 'error' || e.state !== 'CLOSED', `event ${i} (${e.type}${'node' in e ? ` ${e.node.path}` : ''}) from a closed cache`);
       const where = `event ${i} (${e.type}${'node' in e ? ` ${e.node.path}` : ''}); the node's events: ${'node' in e ? this.of(e.node.path).join(', ') : ''}`;
       if (e.type === 'added') {
         assert.ok(!held.has(e.node.path), `added while held: ${where}`);
