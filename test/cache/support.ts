@@ -5,7 +5,7 @@
  * watches, listeners, writes).
  */
 import assert from 'node:assert/strict';
-import { ChildrenCache, NoNodeError, NodeCache, NodeExistsError, NotEmptyError, TreeCache, ZkRecipesError, type CachedNode, type CacheEvent, type CacheOptions, type CacheState, type TreeCacheOptions, type ZkSession } from '../../src/index.js';
+import { ChildrenCache, ConnectionLossError, NoNodeError, SessionExpiredError, NodeCache, NodeExistsError, NotEmptyError, TreeCache, ZkRecipesError, type CachedNode, type CacheEvent, type CacheOptions, type CacheState, type TreeCacheOptions, type ZkSession } from '../../src/index.js';
 import { SeededRandom, waitFor } from '../../src/testing/index.js';
 
 /** Any of the three caches. */
@@ -339,6 +339,10 @@ export interface WriterPlan {
   workers: number;
   /** Seed of the choices. */
   seed: number;
+  /** When given, workers go on past `ops` until it aborts. */
+  until?: AbortSignal;
+  /** Connection losses (and a lost session) are taken as "not known whether applied", and the loop goes on: on an ensemble whose members are killed. */
+  tolerateLoss?: boolean;
 }
 
 /** The default plan: three top nodes with three children each, the root itself excluded. */
@@ -361,7 +365,7 @@ export async function churn(session: ZkSession, plan: WriterPlan): Promise<numbe
   const random = new SeededRandom(plan.seed);
   let applied = 0;
   const worker = async (): Promise<void> => {
-    for (let i = 0; i < plan.ops; i++) {
+    for (let i = 0; plan.until ? !plan.until.aborted : i < plan.ops; i++) {
       const path = random.pick(plan.paths);
       const what = random.weighted({ create: 3, set: 4, delete: 2, recreate: 2 });
       try {
@@ -375,7 +379,9 @@ export async function churn(session: ZkSession, plan: WriterPlan): Promise<numbe
         }
         applied++;
       } catch (err) {
-        if (!(err instanceof NoNodeError || err instanceof NodeExistsError || err instanceof NotEmptyError)) throw err;
+        if (err instanceof NoNodeError || err instanceof NodeExistsError || err instanceof NotEmptyError) continue;
+        if (plan.tolerateLoss && (err instanceof ConnectionLossError || err instanceof SessionExpiredError)) continue;
+        throw err;
       }
     }
   };
