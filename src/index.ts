@@ -1,12 +1,12 @@
 /**
  * zk-recipes: ZooKeeper coordination recipes for Node.js (mutex, semaphore, read-write lock,
- * leader election, queue) over one session layer. Node layout is compatible with Apache
+ * leader election, queue, caches) over one session layer. Node layout is compatible with Apache
  * Curator, so Java and Node services can share lock paths.
  *
  * Guides: [sessions](../docs/sessions.md),
  * [mutex](../docs/recipes/mutex.md), [semaphore](../docs/recipes/semaphore.md),
  * [read-write lock](../docs/recipes/rwlock.md), [leader election](../docs/recipes/leader.md),
- * [queue](../docs/recipes/queue.md), [testing](../docs/testing.md).
+ * [queue](../docs/recipes/queue.md), [caches](../docs/recipes/cache.md), [testing](../docs/testing.md).
  *
  * Test utilities (real ZooKeeper servers, ensembles, a fault-injecting proxy, forced session
  * expiry) live in the `zk-recipes/testing` export.

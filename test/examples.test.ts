@@ -12,6 +12,7 @@ import { main as semaphoreExample } from '../examples/semaphore.js';
 import { main as rwlockExample } from '../examples/rwlock.js';
 import { main as leaderExample } from '../examples/leader.js';
 import { main as queueExample } from '../examples/queue.js';
+import { main as cacheExample } from '../examples/cache.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -133,4 +134,32 @@ test('examples/queue.ts: a producer and 2 consumers; 10 jobs handled once each, 
   assert.equal(counts[0]! + counts[1]!, 10);
   assert.deepEqual([...handled.values()], Array(10).fill(1));
   assert.equal(redelivered, 1);
+});
+
+test('examples/cache.ts: 2 instances load the settings, see each change in order, and end equal to the server', async () => {
+  const path = unique('config');
+  await observer.mkdirp(path);
+  await observer.create(`${path}/greeting`, { data: 'hi' });
+  await observer.create(`${path}/colour`, { data: 'blue' });
+  const instances = [1, 2].map(() => {
+    const shutdown = new AbortController();
+    const seen: string[] = [];
+    const synced: Record<string, string>[] = [];
+    const done = cacheExample(server.connectString, { path, signal: shutdown.signal, onSetting: (n, v) => seen.push(`${n}=${v ?? '(removed)'}`), onSynced: (s) => synced.push(s) });
+    return { shutdown, seen, synced, done };
+  });
+  await waitFor(() => instances.every((i) => i.synced.length === 1), { timeoutMs: 10_000 });
+  for (const i of instances) assert.deepEqual(i.synced[0], { greeting: 'hi', colour: 'blue' });
+  await observer.setData(`${path}/greeting`, 'hello');
+  await observer.delete(`${path}/colour`);
+  await observer.create(`${path}/size`, { data: 'XL' });
+  await waitFor(() => instances.every((i) => i.seen.includes('size=XL')), { timeoutMs: 10_000 });
+  for (const i of instances) {
+    assert.deepEqual(i.seen.slice(2), ['greeting=hello', 'colour=(removed)', 'size=XL']);
+    i.shutdown.abort();
+  }
+  for (const i of instances) assert.deepEqual(await i.done, { greeting: 'hello', size: 'XL' });
+  await onlyObserverLeft();
+  const watches = await server.watchesBySession();
+  assert.deepEqual([...watches.values()].flat().filter((p) => p.startsWith(path)), []);
 });

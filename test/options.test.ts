@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import {
+  ChildrenCache,
   DistributedQueue,
+  NodeCache,
+  TreeCache,
   InvalidArgumentError,
   LeaderLatch,
   LeaderSelector,
@@ -171,6 +174,14 @@ const entries: Entry[] = [
   { name: 'queue.deadLetters', source: { type: 'DeadLetterOptions' }, call: (x) => keep(new DistributedQueue(s, '/q')).deadLetters(o(x)), poison: aborted },
   { name: 'queue.requeueDeadLetter', source: { type: 'PutOptions' }, call: (x) => keep(new DistributedQueue(s, '/q')).requeueDeadLetter(letter, o(x)), poison: aborted },
   { name: 'queue.discardDeadLetter', source: { type: 'QueueCallOptions' }, call: (x) => keep(new DistributedQueue(s, '/q')).discardDeadLetter(letter, o(x)), poison: aborted },
+  // Caches.
+  { name: 'new TreeCache', source: { type: 'TreeCacheOptions' }, call: (x) => keep(new TreeCache(s, '/c', o(x))) },
+  { name: 'new ChildrenCache', source: { type: 'CacheOptions' }, call: (x) => keep(new ChildrenCache(s, '/c', o(x))) },
+  { name: 'new NodeCache', source: { type: 'CacheOptions' }, call: (x) => keep(new NodeCache(s, '/c', o(x))) },
+  { name: 'new TreeCache errorBackoff', source: { property: ['CacheOptions', 'errorBackoff'] }, call: (x) => keep(new TreeCache(s, '/c', { errorBackoff: x })) },
+  { name: 'cache.start', source: { type: 'CacheWaitOptions' }, call: (x) => keep(new TreeCache(s, '/c')).start(o(x)), poison: aborted },
+  { name: 'cache.ready', source: { type: 'CacheWaitOptions' }, call: (x) => keep(new NodeCache(s, '/c')).ready(o(x)), poison: aborted },
+  { name: 'cache.events', source: { type: 'CacheIteratorOptions' }, call: (x) => keep(new ChildrenCache(s, '/c')).events(o(x)) },
   // The test kit: poisoned so that nothing starts.
   { name: 'TestingServer.start', source: { type: 'TestingServerOptions' }, call: (x) => TestingServer.start(o(x)), poison: () => ({ tickTime: 0 }) },
   { name: 'TestingCluster.start', source: { type: 'TestingClusterOptions' }, call: (x) => TestingCluster.start(3, o(x)), poison: () => ({ tickTime: 0 }) },

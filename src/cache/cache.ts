@@ -45,7 +45,7 @@ export interface CacheKind {
  * order with no duplicate, and nothing orders events of different nodes; once `resynced` (or
  * `initialized`) fires, no node deleted on the server as of that re-read is still held and none
  * present then is missing. It never creates a node.
- * @group Caches
+ * @group Recipes
  */
 export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>, AsyncDisposable {
   /** The cache's path. */
@@ -128,10 +128,10 @@ export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>
     return this.#store.get(path);
   }
 
-  /** Names of the held children of `path` (default: the cache's path), sorted; undefined when none is held and `path` itself is not held. */
+  /** Names of the held children of `path` (default: the cache's path, for which it is always an array), sorted; undefined when nothing is held at or under `path`. */
   children(path: string = this.path): string[] | undefined {
     const names = this.#store.childNames(path);
-    if (names.length > 0 || this.#store.has(path)) return names;
+    if (names.length > 0 || this.#store.has(path) || path === this.path) return names;
     return undefined;
   }
 
@@ -241,7 +241,8 @@ export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>
       } catch (err) {
         if (this.#isClosed()) break;
         if (err instanceof WalkCancelled) continue;
-        if (err instanceof ClosedError || (err instanceof SessionExpiredError && !this.#session.renewsOnLoss && this.#session.state === 'LOST')) {
+        // Nothing a retry could change: a bad path for the server, a closed session.
+        if (err instanceof ClosedError || err instanceof InvalidArgumentError || (err instanceof SessionExpiredError && !this.#session.renewsOnLoss && this.#session.state === 'LOST')) {
           this.#fail(err);
           break;
         }

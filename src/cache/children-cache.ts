@@ -24,7 +24,7 @@ import type { CacheOptions } from './types.js';
  * await members.start({ timeoutMs: 10_000 });
  * console.log(members.children());
  * ```
- * @group Caches
+ * @group Recipes
  */
 export class ChildrenCache extends Cache {
   /** Makes a cache of the children of `path`; call `start()` to load it. Nothing is read before. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-export type { CachedNode, CacheEvent, CacheEvents, CacheIteratorOptions, CacheOptions, CacheState, CacheWaitOptions, CacheWatchMode, TreeCacheOptions } from './types.js';
+export type { CacheAdded, CacheChanged, CachedNode, CacheEvent, CacheMilestone, CacheRemoved, CacheSessionLost, CacheSnapshot, CacheEvents, CacheIteratorOptions, CacheOptions, CacheState, CacheWaitOptions, CacheWatchMode, TreeCacheOptions } from './types.js';
 export { Cache } from './cache.js';
 export { TreeCache } from './tree-cache.js';
 export { ChildrenCache } from './children-cache.js';

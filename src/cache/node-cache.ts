@@ -22,7 +22,7 @@ import type { CachedNode, CacheOptions } from './types.js';
  * const on = (): boolean => flag.current?.data?.toString() === 'on';
  * console.log(on());
  * ```
- * @group Caches
+ * @group Recipes
  */
 export class NodeCache extends Cache {
   /** Makes a cache of the node at `path`; call `start()` to load it. Nothing is read before. */

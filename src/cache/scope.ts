@@ -45,5 +45,8 @@ export class Scope {
 }
 
 function segments(path: string): number {
-  return path === '/' ? 0 : path.split('/').length - 1;
+  if (path === '/') return 0;
+  let n = 0;
+  for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) n++;
+  return n;
 }

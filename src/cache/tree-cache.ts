@@ -25,7 +25,7 @@ const TREE_CACHE_OPTION_KEYS = optionKeys<TreeCacheOptions, CacheOptions>({ maxD
  * await config.start({ timeoutMs: 10_000 });
  * console.log(config.get('/config/feature-x')?.data?.toString());
  * ```
- * @group Caches
+ * @group Recipes
  */
 export class TreeCache extends Cache {
   /** Makes a cache of `path` and its subtree; call `start()` to load it. Nothing is read before. */

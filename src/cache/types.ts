@@ -4,6 +4,7 @@
  * @module
  */
 import type { Stat } from '../client/types.js';
+import type { BackoffOptions } from '../queue/options.js';
 
 /**
  * Where a cache is in its life:
@@ -13,7 +14,7 @@ import type { Stat } from '../client/types.js';
  * - `STALE`: disconnected, or the session lost, or a re-read not finished: the copy may be
  *   behind, and is brought up to date by a full re-read once connected again;
  * - `CLOSED`: closed, by `close()` or for good (a limit crossed, the session closed).
- * @group Caches
+ * @group Recipes
  */
 export type CacheState = 'LATENT' | 'LOADING' | 'SYNCED' | 'STALE' | 'CLOSED';
 
@@ -23,11 +24,11 @@ export type CacheState = 'LATENT' | 'LOADING' | 'SYNCED' | 'STALE' | 'CLOSED';
  * - `one-shot`: a data and a child watch per node, set again after each fires (every server);
  * - `auto` (the default): `persistent`, falling back to `one-shot` on a server without
  *   persistent watches.
- * @group Caches
+ * @group Recipes
  */
 export type CacheWatchMode = 'auto' | 'persistent' | 'one-shot';
 
-/** One node as a cache holds it. Immutable: a change replaces the object. @group Caches */
+/** One node as a cache holds it. Immutable: a change replaces the object. @group Recipes */
 export interface CachedNode {
   /** Full path (without the session's chroot). */
   readonly path: string;
@@ -37,7 +38,7 @@ export interface CachedNode {
   readonly data: Buffer | undefined;
 }
 
-/** Options shared by every cache. @group Caches */
+/** Options shared by every cache. @group Recipes */
 export interface CacheOptions {
   /** Keep each node's data (default true); false keeps stats only (cheaper reads, no data in events). */
   cacheData?: boolean;
@@ -53,16 +54,16 @@ export interface CacheOptions {
   /** Most bytes held, paths and data counted (default unbounded). Crossing it does as `maxNodes`. */
   maxBytes?: number;
   /** Backoff of a failed read or watch registration, retried until `close()` (default 100 ms doubling to 5 s, jittered). */
-  errorBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
+  errorBackoff?: BackoffOptions;
 }
 
-/** Options of a {@link TreeCache}. @group Caches */
+/** Options of a {@link TreeCache}. @group Recipes */
 export interface TreeCacheOptions extends CacheOptions {
   /** Levels below the root held (default unbounded; 0 holds the root only, 1 its children too). */
   maxDepth?: number;
 }
 
-/** Options of `start()` and `ready()`. @group Caches */
+/** Options of `start()` and `ready()`. @group Recipes */
 export interface CacheWaitOptions {
   /** Gives up after this many ms (`OperationTimeoutError`). */
   timeoutMs?: number;
@@ -70,7 +71,7 @@ export interface CacheWaitOptions {
   signal?: AbortSignal;
 }
 
-/** Options of a cache's async iterator ({@link Cache.events}). @group Caches */
+/** Options of a cache's async iterator ({@link Cache.events}). @group Recipes */
 export interface CacheIteratorOptions {
   /**
    * Events kept for a slow consumer (default 10000). When full, the buffered events are dropped
@@ -82,21 +83,61 @@ export interface CacheIteratorOptions {
   snapshot?: boolean;
 }
 
-/** What a cache's async iterator yields: one of its events, or a `snapshot`. @group Caches */
-export type CacheEvent =
-  | { readonly type: 'added'; readonly node: CachedNode }
-  | { readonly type: 'changed'; readonly node: CachedNode; readonly previous: CachedNode }
-  | { readonly type: 'removed'; readonly node: CachedNode }
-  | { readonly type: 'initialized' }
-  | { readonly type: 'resynced' }
-  | { readonly type: 'stale' }
-  | { readonly type: 'sessionLost'; readonly error: Error }
-  | { readonly type: 'snapshot'; readonly nodes: readonly CachedNode[] };
+/** A node appeared in the copy. @group Recipes */
+export interface CacheAdded {
+  /** Discriminator. */
+  readonly type: 'added';
+  /** The node as read. */
+  readonly node: CachedNode;
+}
+
+/** A node's data changed. @group Recipes */
+export interface CacheChanged {
+  /** Discriminator. */
+  readonly type: 'changed';
+  /** The node as now read. */
+  readonly node: CachedNode;
+  /** What the copy held before. */
+  readonly previous: CachedNode;
+}
+
+/** A node left the copy. @group Recipes */
+export interface CacheRemoved {
+  /** Discriminator. */
+  readonly type: 'removed';
+  /** The node as last held. */
+  readonly node: CachedNode;
+}
+
+/** A milestone of the copy: see {@link CacheEvents} for each. @group Recipes */
+export interface CacheMilestone {
+  /** Which one. */
+  readonly type: 'initialized' | 'resynced' | 'stale';
+}
+
+/** The session was lost. @group Recipes */
+export interface CacheSessionLost {
+  /** Discriminator. */
+  readonly type: 'sessionLost';
+  /** The session's error. */
+  readonly error: Error;
+}
+
+/** The whole copy at one moment: where an iterator begins, or what replaces events it had no room for. @group Recipes */
+export interface CacheSnapshot {
+  /** Discriminator. */
+  readonly type: 'snapshot';
+  /** Every node held. */
+  readonly nodes: readonly CachedNode[];
+}
+
+/** What a cache's async iterator yields: one of its events, or a `snapshot`. @group Recipes */
+export type CacheEvent = CacheAdded | CacheChanged | CacheRemoved | CacheMilestone | CacheSessionLost | CacheSnapshot;
 
 /**
  * Typed events of a cache. Per node, `added`, `changed` and `removed` come in the server's
  * order (zxid), with no duplicate; nothing orders events of different nodes.
- * @group Caches
+ * @group Recipes
  */
 export interface CacheEvents {
   /** A node appeared in the copy (during the first load too). */

@@ -2,10 +2,10 @@
 // deletion and re-creation, close leaving no server watch.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { TreeCache, ChildrenCache, NodeCache, type CachedNode } from '../../src/index.js';
+import { Acls, NoAuthError, TreeCache, ChildrenCache, NodeCache, UnimplementedError, type CachedNode } from '../../src/index.js';
 import type { ZkSession } from '../../src/client/index.js';
-import { waitFor } from '../../src/testing/index.js';
-import { ServerFixture, uniquePath } from '../helpers.js';
+import { expireSession, waitFor } from '../../src/testing/index.js';
+import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
 
@@ -78,5 +78,113 @@ for (const watchMode of ['persistent', 'one-shot'] as const) {
       await kids.close();
       await waitFor(async () => (await serverWatches(zk)).length === 0, { timeoutMs: 5000, message: 'server watches left' });
     });
+
+    test('a disconnect: a node deleted and created again with the same version is removed then added; resynced after', async () => {
+      const proxy = await fx.proxy();
+      const zk = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+      const root = uniquePath('flap');
+      await fx.observer.mkdirp(`${root}/same`);
+      await fx.observer.create(`${root}/gone`);
+      const cache = new TreeCache(zk, root, { watchMode });
+      const seen: string[] = [];
+      const note = (type: string) => (n: CachedNode) => void seen.push(`${type} ${n.path.slice(root.length) || '/'}`);
+      cache.on('added', note('added'));
+      cache.on('changed', note('changed'));
+      cache.on('removed', note('removed'));
+      for (const type of ['stale', 'resynced'] as const) cache.on(type, () => seen.push(type));
+      await cache.start({ timeoutMs: 10_000 });
+      const before = cache.get(`${root}/same`)!.stat;
+      seen.length = 0;
+      const suspended = nextState(zk, 'SUSPENDED', 5000);
+      proxy.reject(true);
+      proxy.dropAll();
+      await suspended;
+      await fx.observer.delete(`${root}/same`);
+      await fx.observer.create(`${root}/same`);
+      await fx.observer.delete(`${root}/gone`);
+      proxy.reject(false);
+      await waitFor(() => seen.includes('resynced'), { timeoutMs: 10_000, message: JSON.stringify(seen) });
+      assert.deepEqual(seen.filter((e) => e !== 'resynced').sort(), ['added /same', 'removed /gone', 'removed /same', 'stale'].sort());
+      assert.ok(seen.indexOf('removed /same') < seen.indexOf('added /same'));
+      const after = cache.get(`${root}/same`)!.stat;
+      assert.equal(after.version, before.version);
+      assert.ok(after.czxid > before.czxid);
+      await cache.close();
+    });
+
+    test('an expired session: sessionLost, then the new session re-reads (changes made meanwhile included)', async () => {
+      const proxy = await fx.proxy();
+      const zk = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
+      const root = uniquePath('expire');
+      await fx.observer.mkdirp(`${root}/a`);
+      const cache = new TreeCache(zk, root, { watchMode });
+      const seen: string[] = [];
+      cache.on('sessionLost', () => seen.push('sessionLost'));
+      cache.on('resynced', () => seen.push('resynced'));
+      await cache.start({ timeoutMs: 10_000 });
+      const lost = nextState(zk, 'LOST', 10_000);
+      await expireSession(zk, proxy);
+      await lost;
+      await fx.observer.create(`${root}/b`, { data: 'b' });
+      await fx.observer.delete(`${root}/a`);
+      await waitFor(() => seen.includes('resynced'), { timeoutMs: 15_000, message: JSON.stringify(seen) });
+      assert.deepEqual(contents(cache), [`${root}=`, `${root}/b=b`].sort());
+      await fx.observer.setData(`${root}/b`, 'b2');
+      await waitFor(() => cache.get(`${root}/b`)?.data?.toString() === 'b2', { timeoutMs: 5000 });
+      await cache.close();
+      await waitFor(async () => (await serverWatches(zk)).length === 0, { timeoutMs: 5000, message: 'server watches left' });
+    });
   });
 }
+
+describe('caches on a server without persistent watches', () => {
+  test("auto turns to one-shot watches; 'persistent' fails start with UnimplementedError and leaves nothing", async () => {
+    const proxy = await fx.proxy();
+    const zk = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+    proxy.unknownOps([106]);
+    const root = uniquePath('old-server');
+    await fx.observer.mkdirp(`${root}/a`);
+    const strict = new TreeCache(zk, root, { watchMode: 'persistent' });
+    await assert.rejects(strict.start({ timeoutMs: 10_000 }), UnimplementedError);
+    assert.equal(strict.state, 'CLOSED');
+    const cache = new TreeCache(zk, root);
+    await cache.start({ timeoutMs: 10_000 });
+    assert.equal(cache.watchMode, 'one-shot');
+    await fx.observer.create(`${root}/a/b`, { data: 'b' });
+    await waitFor(() => cache.get(`${root}/a/b`)?.data?.toString() === 'b', { timeoutMs: 5000 });
+    await cache.close();
+    await waitFor(async () => (await serverWatches(zk)).length === 0, { timeoutMs: 5000, message: 'server watches left' });
+  });
+});
+
+describe('caches: a node the session may not read', () => {
+  test('the load fails with NoAuth, emitted and retried with backoff, until the node goes; close stops the retries', async () => {
+    const zk = await session();
+    const [owner] = await Promise.all([fx.pool.connect(fx.server.connectString, { auth: [{ scheme: 'digest', credentials: 'owner:secret' }] })]);
+    const root = uniquePath('noauth');
+    await fx.observer.mkdirp(root);
+    await owner!.create(`${root}/secret`, { data: 's', acl: Acls.CREATOR_ALL });
+    const cache = new TreeCache(zk, root, { errorBackoff: { baseDelayMs: 60, maxDelayMs: 120 } });
+    const errors: number[] = [];
+    cache.on('error', (err) => {
+      assert.ok(err instanceof NoAuthError, String(err));
+      errors.push(performance.now());
+    });
+    const started = cache.start({ timeoutMs: 20_000 });
+    await waitFor(() => errors.length >= 4, { timeoutMs: 10_000, message: `errors: ${errors.length}` });
+    // Each retry waits at least half the (growing) delay: never a tight loop.
+    for (let i = 1; i < errors.length; i++) assert.ok(errors[i]! - errors[i - 1]! >= 28, `retry ${i} after ${errors[i]! - errors[i - 1]!} ms`);
+    assert.equal(cache.state, 'LOADING');
+    await owner!.delete(`${root}/secret`);
+    await started;
+    assert.equal(cache.size, 1);
+    await cache.close();
+    const count = errors.length;
+    const reads = zk.counters.getData;
+    await fx.observer.create(`${root}/later`);
+    await fx.observer.sync(root);
+    assert.equal(errors.length, count);
+    assert.equal(zk.counters.getData, reads);
+    await waitFor(async () => (await serverWatches(zk)).length === 0, { timeoutMs: 5000, message: 'server watches left' });
+  });
+});
