@@ -84,20 +84,22 @@ function writing(writer: ZkSession, root: string, stop: AbortSignal, seed: numbe
 }
 
 /** Every cache SYNCED, equal to a fresh read after a sync, its events in order; then closed. */
-async function settle(session: ZkSession, reader: ZkSession, watched: readonly Watched[], label: string): Promise<void> {
+async function settle(session: ZkSession, reader: ZkSession, watched: readonly Watched[], label: string): Promise<string> {
   for (const { kind, path, cache, log } of watched) {
     await expectInSync(cache, reader, kind, path, { timeoutMs: 30_000 });
     assert.equal(cache.state, 'SYNCED', `${label}: ${kind}`);
     log.check({ errors: 0 });
     assert.ok(log.count('resynced') >= 1, `${label}: the ${kind} cache re-read after the fault: ${log.tail()}`);
   }
+  const summary = watched.map(({ kind, cache, log }) => `${kind}: ${cache.size} held, ${log.count('added')}/${log.count('changed')}/${log.count('removed')} added/changed/removed, ${log.count('stale')} stale, ${log.count('sessionLost')} lost, ${log.count('resynced')} resynced`).join('; ');
   for (const { cache } of watched) await cache.close();
   assertNoWrites(session);
+  return `${label}: ${summary}`;
 }
 
 for (const mode of ['persistent', 'one-shot'] as const) {
   describe(`caches on an ensemble (${mode} watches)`, () => {
-    test('the member the caches session is on is killed while another member takes writes: the session moves, and once the member is back each cache is SYNCED and equal to a fresh read', async () => {
+    test('the member the caches session is on is killed while another member takes writes: the session moves, and once the member is back each cache is SYNCED and equal to a fresh read', async (t) => {
       await cluster.waitForQuorum();
       const reader = await pool.connect(cluster.connectString, { sessionTimeoutMs: 10_000 });
       const root = uniquePath(`ens-kill-${mode}`);
@@ -120,12 +122,12 @@ for (const mode of ['persistent', 'one-shot'] as const) {
       stop.abort();
       assert.ok((await writes) > 0);
       await healed();
-      await settle(s, reader, watched, `member ${victim} killed`);
+      t.diagnostic(`${await settle(s, reader, watched, `member ${victim} killed`)}; ${await writes} writes`);
       await reader.deleteRecursive(root);
     });
 
     for (const route of ['only that member', 'every member'] as const) {
-      test(`the caches member is cut off from the others past the session timeout (the session knows ${route}) while another member takes writes: after healing each cache is SYNCED and equal to a fresh read`, async () => {
+      test(`the caches member is cut off from the others past the session timeout (the session knows ${route}) while another member takes writes: after healing each cache is SYNCED and equal to a fresh read`, async (t) => {
         const leader = await cluster.waitForQuorum();
         const victim = cluster.members.find((m) => m.id !== leader);
         const other = cluster.members.find((m) => m.id !== victim?.id);
@@ -172,7 +174,7 @@ for (const mode of ['persistent', 'one-shot'] as const) {
         await waitFor(() => watched.every(({ log }, i) => log.entries.length > (seen[i] ?? 0)), { timeoutMs: 10_000, message: 'changes seen after healing' });
         stop.abort();
         assert.ok((await writes) > 0);
-        await settle(s, reader, watched, `member ${on} cut off (${route})`);
+        t.diagnostic(`${await settle(s, reader, watched, `member ${on} cut off (${route})`)}; ${await writes} writes`);
         await reader.deleteRecursive(root);
         await s.close();
         await Promise.all(routes.map((r) => r.close()));

@@ -285,35 +285,38 @@ export class EventLog {
     const held = new Map<string, CachedNode>();
     const lastCzxid = new Map<string, bigint>();
     for (const [i, e] of this.entries.entries()) {
+      // The message is built only for a failure: the node's events are a scan of the whole log.
+      const need = (ok: boolean, why: string): void => {
+        if (!ok) assert.fail(`${why}: event ${i} (${e.type}${'node' in e ? ` ${e.node.path}` : ''}, cache state ${e.state}); the node's events: ${'node' in e ? this.of(e.node.path).join(', ') : '-'}`);
+      };
       // A closed cache follows nothing: only the error that closed it may come as it closes.
-      assert.ok(e.type === 'error' || e.state !== 'CLOSED', `event ${i} (${e.type}${'node' in e ? ` ${e.node.path}` : ''}) from a closed cache`);
-      const where = `event ${i} (${e.type}${'node' in e ? ` ${e.node.path}` : ''}); the node's events: ${'node' in e ? this.of(e.node.path).join(', ') : ''}`;
+      need(e.type === 'error' || e.state !== 'CLOSED', 'an event from a closed cache');
       if (e.type === 'added') {
-        assert.ok(!held.has(e.node.path), `added while held: ${where}`);
+        need(!held.has(e.node.path), 'added while held');
         const before = lastCzxid.get(e.node.path);
-        assert.ok(before === undefined || e.node.stat.czxid > before, `added with a czxid not above the last one: ${where}`);
-        assert.ok(e.node.stat.mzxid >= e.node.stat.czxid, `mzxid below czxid: ${where}`);
+        need(before === undefined || e.node.stat.czxid > before, 'added with a czxid not above the last one');
+        need(e.node.stat.mzxid >= e.node.stat.czxid, 'mzxid below czxid');
         held.set(e.node.path, e.node);
         lastCzxid.set(e.node.path, e.node.stat.czxid);
       } else if (e.type === 'changed') {
         const was = held.get(e.node.path);
-        assert.ok(was, `changed while not held: ${where}`);
+        if (!was) return need(false, 'changed while not held');
         // What was held: the last announced node, or a silent refresh of it (its children's
         // counters moved, its data did not).
-        assert.ok(e.previous.stat.czxid === was.stat.czxid && e.previous.stat.mzxid === was.stat.mzxid, `changed: previous is not what was held: ${where}`);
-        assert.equal(e.node.stat.czxid, was.stat.czxid, `changed across a re-creation (should be removed + added): ${where}`);
-        assert.ok(e.node.stat.mzxid > was.stat.mzxid, `changed without the mzxid moving up: ${where}`);
-        assert.ok(e.node.stat.version > was.stat.version, `changed without the version moving up: ${where}`);
+        need(e.previous.stat.czxid === was.stat.czxid && e.previous.stat.mzxid === was.stat.mzxid, 'changed: previous is not what was held');
+        need(e.node.stat.czxid === was.stat.czxid, 'changed across a re-creation (should be removed + added)');
+        need(e.node.stat.mzxid > was.stat.mzxid, 'changed without the mzxid moving up');
+        need(e.node.stat.version > was.stat.version, 'changed without the version moving up');
         held.set(e.node.path, e.node);
       } else if (e.type === 'removed') {
         const was = held.get(e.node.path);
-        assert.ok(was, `removed while not held: ${where}`);
-        assert.equal(e.node.stat.czxid, was.stat.czxid, `removed another incarnation than held: ${where}`);
+        if (!was) return need(false, 'removed while not held');
+        need(e.node.stat.czxid === was.stat.czxid, 'removed another incarnation than held');
         held.delete(e.node.path);
       } else if (e.type === 'initialized' || e.type === 'resynced') {
-        assert.equal(e.state, 'SYNCED', `${where}: state ${e.state}`);
+        need(e.state === 'SYNCED', 'not SYNCED at the event');
       } else if (e.type === 'stale' || e.type === 'sessionLost') {
-        assert.notEqual(e.state, 'SYNCED', `${where}: state ${e.state}`);
+        need(e.state !== 'SYNCED', 'SYNCED at the event');
       }
     }
     assert.equal(this.count('initialized'), options.initialized ?? 1, `initialized exactly ${options.initialized ?? 1} time(s)`);
