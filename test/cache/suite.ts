@@ -123,7 +123,10 @@ export function cacheSuite(mode: SuiteMode): void {
           assert.equal(log.entries.slice(0, init).filter((e) => e.type === 'added').length, expected.nodes.size, `added before initialized: ${log.tail()}`);
           assert.equal(cache.size, expected.nodes.size);
           if (kind === 'node') assert.equal((cache as NodeCache).current === undefined, root === absent);
-          if (kind === 'tree') assert.deepEqual(cache.children(root), root === absent ? undefined : root === empty ? [] : ['a', 'b']);
+          // The cache's own path always has a list (empty for an absent root); a path not held has none.
+          if (kind === 'tree') assert.deepEqual(cache.children(root), root === small ? ['a', 'b'] : []);
+          assert.equal(cache.children(`${root}/not-held`), undefined);
+          assert.deepEqual(cache.children(), cache.children(root));
           if (kind === 'children' && root === small) assert.deepEqual(cache.children(), ['a', 'b']);
           await expectWatches(cache, kind, s, root);
           log.check({ errors: 0 });
@@ -311,9 +314,12 @@ export function cacheSuite(mode: SuiteMode): void {
         return got.length > 0 && same();
       });
       assert.equal(items[0]?.type, 'snapshot', `overflowed into a snapshot first: ${items.map((i) => i.type).join(' ')}`);
-      assert.ok(snapshots >= 1 && items.length <= 4 + snapshots * 5, `bounded: ${items.length} items, ${snapshots} snapshots`);
-      assert.deepEqual([...replay.keys()].sort(), [...copyOf(cache, 'tree', root).nodes.keys()].sort());
+      assert.ok(snapshots >= 1, `overflowed: ${items.length} items, ${snapshots} snapshots`);
       await cache.close();
+      // What came after the copy matched (a node created and deleted late, say) keeps it matching.
+      for (const item of await drain(slow, () => false)) apply(item);
+      assert.deepEqual([...replay.keys()].sort(), [...copyOf(cache, 'tree', root).nodes.keys()].sort());
+      assert.ok(same(), 'the replay ends equal to the fresh read');
       assert.deepEqual(await withTimeout(slow.next(), 5000, 'the end of the slow iterator'), { value: undefined, done: true });
       assert.equal((await withTimeout(withSnapshot.next(), 5000, 'the snapshot iterator after close')).done, false, 'buffered items still come out');
       await drain(withSnapshot, () => false);
