@@ -79,8 +79,8 @@ async function caches(session: ZkSession, root: string, mode: 'persistent' | 'on
 }
 
 /** Writes in tight loops until `stop` aborts; resolves once they all stopped. */
-function writing(writer: ZkSession, root: string, stop: AbortSignal, seed: number): Promise<number> {
-  return churn(writer, { ...treePlan(root, seed, 0, 3), until: stop, tolerateLoss: true });
+function writing(writer: ZkSession, root: string, stop: AbortSignal, seed: number, progress?: { applied: number }): Promise<number> {
+  return churn(writer, { ...treePlan(root, seed, 0, 3), until: stop, tolerateLoss: true, ...(progress && { progress }) });
 }
 
 /** Every cache SYNCED, equal to a fresh read after a sync, its events in order; then closed. */
@@ -111,18 +111,22 @@ for (const mode of ['persistent', 'one-shot'] as const) {
       const writer = await pool.connect(other.connectString, { sessionTimeoutMs: 10_000 });
       const watched = await caches(s, root, mode);
       const stop = new AbortController();
-      const writes = writing(writer, root, stop.signal, SEED);
+      const progress = { applied: 0 };
+      const writes = writing(writer, root, stop.signal, SEED, progress);
       await waitFor(() => watched.every(({ log }) => log.count('changed') + log.count('removed') > 0), { timeoutMs: 10_000, message: 'changes seen before the kill' });
+      const wasLeader = (await cluster.leaderId()) === victim;
       await cluster.kill(victim);
+      const atKill = progress.applied;
       for (const { log } of watched) await log.waitCount('resynced', 1, 30_000);
       assert.notEqual(await memberOf(s), victim, 'the session moved');
-      // Writes go on after the re-read, then stop.
+      // Writes go on through another member, seen after the re-read, then stop.
+      await waitFor(() => progress.applied >= atKill + 300, { timeoutMs: 30_000, message: `300 writes after the kill (${progress.applied - atKill})` });
       const seen = watched.map(({ log }) => log.entries.length);
       await waitFor(() => watched.every(({ log }, i) => log.entries.length > (seen[i] ?? 0)), { timeoutMs: 10_000, message: 'changes seen after the re-read' });
       stop.abort();
       assert.ok((await writes) > 0);
       await healed();
-      t.diagnostic(`${await settle(s, reader, watched, `member ${victim} killed`)}; ${await writes} writes`);
+      t.diagnostic(`${await settle(s, reader, watched, `member ${victim}${wasLeader ? ' (the leader)' : ''} killed`)}; ${await writes} writes, ${progress.applied - atKill} after the kill`);
       await reader.deleteRecursive(root);
     });
 

@@ -31,7 +31,6 @@ import {
   EventLog,
   expectInSync,
   footprint,
-  freshRead,
   isTyped,
   KINDS,
   makeCache,
@@ -605,6 +604,3 @@ export function cacheSuite(mode: SuiteMode): void {
     });
   });
 }
-
-/** The fresh read of a tree, re-exported for the other cache test files. */
-export { freshRead };

@@ -48,7 +48,7 @@ export interface Copy {
   children: Map<string, string[]>;
 }
 
-/** Parent of a path. */
+/** The path of child `name` of `parent`. */
 function joinChild(parent: string, name: string): string {
   return parent === '/' ? `/${name}` : `${parent}/${name}`;
 }
@@ -344,6 +344,8 @@ export interface WriterPlan {
   seed: number;
   /** When given, workers go on past `ops` until it aborts. */
   until?: AbortSignal;
+  /** Counts the writes applied as they are (for a caller waiting for progress). */
+  progress?: { applied: number };
   /** Connection losses (and a lost session) are taken as "not known whether applied", and the loop goes on: on an ensemble whose members are killed. */
   tolerateLoss?: boolean;
 }
@@ -378,9 +380,11 @@ export async function churn(session: ZkSession, plan: WriterPlan): Promise<numbe
         else {
           await session.delete(path);
           applied++;
+          if (plan.progress) plan.progress.applied++;
           await session.create(path, { data: 'v' });
         }
         applied++;
+        if (plan.progress) plan.progress.applied++;
       } catch (err) {
         if (err instanceof NoNodeError || err instanceof NodeExistsError || err instanceof NotEmptyError) continue;
         if (plan.tolerateLoss && (err instanceof ConnectionLossError || err instanceof SessionExpiredError)) continue;
