@@ -542,7 +542,7 @@ export function cacheSuite(mode: SuiteMode): void {
       const t0 = performance.now();
       await assert.rejects(cache.start({ timeoutMs: 300 }), isTyped(OperationTimeoutError));
       const took = performance.now() - t0;
-      assert.ok(took >= 290 && took < 1500, `rejected after ${Math.round(took)} ms`);
+      assert.ok(took >= 290 && took < 3000, `rejected after ${Math.round(took)} ms`);
       assert.equal(cache.state, 'CLOSED');
       const aborted = makeCache('children', s, root, { watchMode: mode });
       const ac = new AbortController();
