@@ -364,6 +364,26 @@ export function cacheSuite(mode: SuiteMode): void {
       });
     }
 
+    test(`the server watches of each cache: ${mode === 'persistent' ? 'one persistent watch, on its path' : 'a data watch per node held, and a child watch per node whose children are held'}`, async () => {
+      const root = uniquePath('watch-count');
+      await build([root, `${root}/a`, `${root}/a/x`, `${root}/b`]);
+      for (const kind of KINDS) {
+        const s = await session();
+        const before = await serverWatchCount();
+        const cache = makeCache(kind, s, root, { watchMode: mode });
+        await cache.start({ timeoutMs: 10_000 });
+        // One-shot: a tree of 4 nodes, a data and a child watch each; children: the root's child
+        // watch and a data watch on a and b; node: a data watch. Persistent: the server counts a
+        // persistent watch in its data and its child watch tables alike (2).
+        const want = mode === 'persistent' ? 2 : { tree: 8, children: 1 + 2, node: 1 }[kind];
+        await waitFor(async () => (await serverWatchCount()) - before === want, { timeoutMs: 10_000, message: `${kind}: the server's watch count up by ${want} (${(await serverWatchCount()) - before})` });
+        if (mode === 'persistent') assert.deepEqual(await serverWatchesOf(fx.server, s), [root], 'one watch, on the root');
+        await cache.close();
+        await waitFor(async () => (await serverWatchCount()) === before, { timeoutMs: 10_000, message: `${kind}: the server's watch count back to ${before}` });
+      }
+      await fx.observer.deleteRecursive(root);
+    });
+
     test('a forced session expiry: sessionLost, then resynced with the copy equal to a fresh read, changes made while expired included', async () => {
       const { s, proxy } = await proxied({ sessionTimeoutMs: 3000 });
       const root = uniquePath('expiry');
