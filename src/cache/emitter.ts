@@ -5,6 +5,7 @@
  * @module
  */
 import { EventEmitter } from 'eventemitter3';
+import { callListeners } from '../util/listeners.js';
 import type { CachedNode, CacheEvent, CacheEvents } from './types.js';
 
 type Item = CacheEvent | { readonly type: 'end' };
@@ -88,16 +89,6 @@ export class CacheEmitter extends EventEmitter<CacheEvents> {
   }
 
   #call(event: keyof CacheEvents, ...args: unknown[]): void {
-    for (const fn of this.listeners(event) as ((...a: unknown[]) => void)[]) {
-      // A once() listener is dropped before it runs, as eventemitter3 would.
-      this.removeListener(event, fn as never, undefined, true);
-      try {
-        fn.apply(this, args);
-      } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        if (event !== 'error' && this.listenerCount('error') > 0) this.#call('error', error);
-        else process.emitWarning(error);
-      }
-    }
+    callListeners(this, event, args);
   }
 }

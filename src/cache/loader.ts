@@ -302,8 +302,11 @@ export class Loader {
       if (stat.czxid > p.czxid) {
         // Deleted and created again: what was held of the old node goes first.
         for (const name of this.store.linkedNames(path)) this.#removeOlder(this.scope.child(path, name), stat.czxid);
+        // Each event goes out with the copy as it says (an iterator's snapshot may be taken then).
+        this.store.removeNode(path);
+        this.#removed(previous);
         this.store.put(node);
-        this.host.removed(previous);
+        this.#seen.set(path, this.#epoch);
         return this.host.added(node);
       }
       this.store.put(node);
@@ -320,9 +323,12 @@ export class Loader {
     else for (const name of this.store.linkedNames(path)) this.#removeTree(this.scope.child(path, name));
   }
 
-  /** Removes `path` and its held descendants, deepest first. */
+  /** Removes `path` and its held descendants, deepest first, one at a time (each event with the copy as it says). */
   #removeTree(path: string): void {
-    for (const node of this.store.removeTree(path)) this.#removed(node);
+    for (const node of this.store.subtree(path)) {
+      this.store.removeNode(node.path);
+      this.#removed(node);
+    }
   }
 
   /** Removes what is held at and under `path` that was created before `czxid` (a re-created parent's new children stay). */

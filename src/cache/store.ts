@@ -65,23 +65,17 @@ export class NodeStore {
     return node;
   }
 
-  /** Removes `path` and everything held under it; returns the removed nodes, deepest first. */
-  removeTree(path: string): CachedNode[] {
-    const removed: CachedNode[] = [];
+  /** The nodes held at and under `path`, deepest first (each before its parent). */
+  subtree(path: string): CachedNode[] {
+    const out: CachedNode[] = [];
     const visit = (p: string): void => {
       const names = this.#children.get(p);
-      if (names) for (const name of [...names]) visit(join(p, name));
+      if (names) for (const name of names) visit(join(p, name));
       const node = this.#nodes.get(p);
-      if (node) {
-        this.#nodes.delete(p);
-        this.#bytes -= weight(node);
-        removed.push(node);
-      }
-      this.#children.delete(p);
+      if (node) out.push(node);
     };
     visit(path);
-    this.#unlink(path);
-    return removed;
+    return out;
   }
 
   /** Links `path` under its parent, and the parent under its own, up to a linked one. */

@@ -4,6 +4,7 @@
  * @module
  */
 import { EventEmitter } from 'eventemitter3';
+import { callListeners } from '../util/listeners.js';
 import { ClosedError } from '../errors.js';
 import type { WatchEvent } from './types.js';
 
@@ -188,17 +189,6 @@ export class PersistentWatch extends EventEmitter<PersistentWatchEvents> impleme
 
   /** Calls every listener; one that throws does not stop the others nor reach the socket. */
   #emit(event: 'event' | 'reset' | 'end' | 'error', ...args: unknown[]): void {
-    for (const fn of this.listeners(event) as ((...a: unknown[]) => void)[]) {
-      // Drops the listener if it was added with once(): its 'once' flag is all that is removed.
-      this.removeListener(event, fn as never, undefined, true);
-      try {
-        fn.apply(this, args);
-      } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        if (event !== 'error' && this.listenerCount('error') > 0) this.#emit('error', error);
-        else process.emitWarning(error);
-      }
-    }
+    callListeners(this, event, args);
   }
-
 }
