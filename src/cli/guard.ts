@@ -22,7 +22,8 @@ function watchdogPeriodMs(timeoutMs: number): number {
 
 /** Time that surely remains between `SUSPENDED` and the earliest expiry of a T ms session, ms. @internal */
 export function suspensionBudgetMs(timeoutMs: number): number {
-  return Math.floor(timeoutMs * (1 - SUSPEND_FRACTION)) - watchdogPeriodMs(timeoutMs);
+  // (+1e-9: 0.2 x 2000 is 399.99... in floating point)
+  return Math.floor(timeoutMs * (1 - SUSPEND_FRACTION) + 1e-9) - watchdogPeriodMs(timeoutMs);
 }
 
 /** Slack for timers firing late on a busy machine and for the kill's delivery, ms. @internal */
