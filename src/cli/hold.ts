@@ -135,6 +135,11 @@ export async function runHeld(cmd: RunCommand): Promise<number> {
           reporter.status('released');
           return cmd.conflictExitCode;
         }
+        if (stop.signal.aborted) {
+          // Stopped between the grant and the command's start: it never runs.
+          await latch.close();
+          throw stop.signal.reason;
+        }
         end = await holdTerm(cmd, s, grant, reporter, signals);
         await latch.close();
       } else {
@@ -143,6 +148,10 @@ export async function runHeld(cmd: RunCommand): Promise<number> {
           reporter.verbose(`${what}: busy`);
           reporter.status('released');
           return cmd.conflictExitCode;
+        }
+        if (stop.signal.aborted) {
+          await handle.release().catch(() => undefined);
+          throw stop.signal.reason;
         }
         end = await holdTerm(cmd, s, { signal: handle.signal, fencingToken: handle.fencingToken, nodePath: handle.path, sessionId: handle.sessionId }, reporter, signals);
         await handle.release().catch((err: unknown) => {
