@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TestingServer } from '../src/testing/index.js';
+import { zkrStartup } from './cli.js';
 import { BenchContext } from './context.js';
 import { leaderFailover, queue, queueLarge } from './others.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
@@ -38,6 +39,7 @@ const WORKLOADS: Record<string, Workload> = {
   leader_failover: { run: leaderFailover },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
+  zkr_startup: { run: zkrStartup },
   queue_200k: { run: queueLarge, extra: true, limitMs: () => 1_800_000 },
   // How cost grows (BENCHMARKS.md): one line per size.
   scale_waiters: { run: scaleWaiters, extra: true, sizes: [10, 100, 500, 1000, 2000], limitMs: (n) => 120_000 + 100 * n },
