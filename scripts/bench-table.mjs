@@ -1,13 +1,15 @@
 // The markdown table of scripts/bench-compare.mjs: per workload the median of each impl over the
-// rounds (ops/s; for leader_failover p50 / p99 ms), the ratio zk-recipes ÷ the better anchor
-// (for leader_failover the better anchor's p50 and p99 ÷ ours: above 1 is ahead everywhere),
+// rounds (ops/s; for leader_failover and cache_latency p50 / p99 ms), the ratio zk-recipes ÷ the
+// better anchor (for those two the better anchor's p50 and p99 ÷ ours: above 1 is ahead everywhere),
 // requests/op of each, and the correctness figures summed.
 
 const ANCHORS = ['curator', 'kazoo'];
 const LABELS = { curator: 'Curator' };
 /** zk-recipes workloads without a namesake in the anchors, and what they are compared with. */
 const ANCHOR_WORKLOAD = { semaphore_curator_v2: 'semaphore' };
-const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', mutex_uncontended: 'cycles/s', mutex_contended: 'acq/s', semaphore: 'leases/s', semaphore_curator_v2: 'leases/s', rwlock: 'acq/s', leader_failover: 'ms p50 / p99', queue: 'items/s', queue_at_least_once: 'items/s', queue_200k: 'items/s' };
+const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', mutex_uncontended: 'cycles/s', mutex_contended: 'acq/s', semaphore: 'leases/s', semaphore_curator_v2: 'leases/s', rwlock: 'acq/s', leader_failover: 'ms p50 / p99', queue: 'items/s', queue_at_least_once: 'items/s', queue_200k: 'items/s', cache_load: 'nodes/s', cache_latency: 'ms p50 / p99', cache_events: 'events/s' };
+/** Workloads whose figure is a latency (p50 / p99 ms; lower is better) rather than a rate. */
+const LATENCY = new Set(['leader_failover', 'cache_latency']);
 
 function median(xs) {
   if (xs.length === 0) return undefined;
@@ -50,7 +52,7 @@ export function table(lines, shown) {
   for (const w of names) {
     const aw = ANCHOR_WORKLOAD[w] ?? w;
     const s = Object.fromEntries(shown.map((i) => [i, summary(of(i, ANCHORS.includes(i) ? aw : w))]));
-    const latency = w === 'leader_failover';
+    const latency = LATENCY.has(w);
     const anchors = ANCHORS.map((a) => s[a]).filter((x) => x && x.runs > x.deadlocked);
     const us = s['zk-recipes'];
     let ratio = '–';

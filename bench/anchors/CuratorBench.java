@@ -7,8 +7,9 @@
 //   javac -d /tmp/cb -cp "$CP" bench/anchors/*.java
 //   java -cp "/tmp/cb:$CP" anchors.CuratorBench --connect HOST:PORT [--only w1,w2] [--runs N]
 // Recipes: InterProcessMutex, InterProcessSemaphoreV2, InterProcessReadWriteLock, LeaderLatch,
-// SimpleDistributedQueue (queue: take() one item at a time, like our take()) and
-// DistributedQueue with lockPath (queue_at_least_once: Curator's only at-least-once queue).
+// SimpleDistributedQueue (queue: take() one item at a time, like our take()),
+// DistributedQueue with lockPath (queue_at_least_once: Curator's only at-least-once queue) and
+// CuratorCache (the cache_* workloads, in CuratorCaches.java).
 package anchors;
 
 import java.io.IOException;
@@ -71,6 +72,9 @@ public final class CuratorBench {
     all.put("leader_failover", CuratorOthers::leaderFailover);
     all.put("queue", CuratorOthers::queue);
     all.put("queue_at_least_once", CuratorOthers::queueAtLeastOnce);
+    all.put("cache_load", CuratorCaches::cacheLoad);
+    all.put("cache_latency", CuratorCaches::cacheLatency);
+    all.put("cache_events", CuratorCaches::cacheEvents);
     List<String> selected = new ArrayList<>();
     for (String name : all.keySet()) if (only == null || only.contains(name)) selected.add(name);
     // Names of zk-recipes' own extras pass through bench-compare: skip them, loudly.
@@ -93,7 +97,7 @@ public final class CuratorBench {
           Map<String, Object> line = f.get(LIMIT_MS, TimeUnit.MILLISECONDS);
           double rate = ((Number) line.get("ops_per_s")).doubleValue();
           if (name.equals("raw_seq")) rawSeqRate = rate;
-          else if (rawSeqRate != null && !name.equals("raw_pipelined") && !name.equals("leader_failover")) line.put("ratio_to_raw_seq", round(rate / rawSeqRate, 2));
+          else if (rawSeqRate != null && !name.equals("raw_pipelined") && !name.equals("leader_failover") && !name.startsWith("cache_")) line.put("ratio_to_raw_seq", round(rate / rawSeqRate, 2));
           System.out.println(json(line));
           System.out.flush();
         } catch (TimeoutException e) {

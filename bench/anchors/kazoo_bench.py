@@ -9,7 +9,8 @@ python3-kazoo, which installs it for /usr/bin/python3):
 
 Recipes: Lock, Semaphore (max_leases 3), ReadLock/WriteLock, Election (its leader function
 returns to step down), Queue (at most once; get() does not block, so an idle consumer waits on
-a children watch) and LockingQueue (queue_at_least_once: get, then consume). The read-write
+a children watch), LockingQueue (queue_at_least_once: get, then consume) and TreeCache (the
+cache_* workloads, in kazoo_caches.py). The read-write
 lock can deadlock (kazoo#649): a waiter not woken for 10 s (kazoo_locks.RWLOCK_STALL_S) ends
 the workload and its line says "deadlocked":1.
 """
@@ -21,6 +22,7 @@ import threading
 
 from kazoo_kit import LIMIT_S, Ctx, log
 from kazoo_locks import mutex_contended, mutex_uncontended, raw_pipelined, raw_seq, rwlock, semaphore
+from kazoo_caches import cache_events, cache_latency, cache_load
 from kazoo_others import leader_failover, queue
 
 WORKLOADS = {
@@ -33,6 +35,9 @@ WORKLOADS = {
     "leader_failover": leader_failover,
     "queue": queue,
     "queue_at_least_once": lambda ctx: queue(ctx, at_least_once=True),
+    "cache_load": cache_load,
+    "cache_latency": cache_latency,
+    "cache_events": cache_events,
 }
 
 
@@ -79,7 +84,7 @@ def main():
             else:
                 if name == "raw_seq":
                     raw_seq_rate = line["ops_per_s"]
-                elif raw_seq_rate and name not in ("raw_pipelined", "leader_failover") and "deadlocked" not in line:
+                elif raw_seq_rate and name not in ("raw_pipelined", "leader_failover") and not name.startswith("cache_") and "deadlocked" not in line:
                     line["ratio_to_raw_seq"] = round(line["ops_per_s"] / raw_seq_rate, 2)
                 print(json.dumps(line, separators=(",", ":")), flush=True)
             ctx.cleanup()

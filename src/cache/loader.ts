@@ -40,6 +40,9 @@ class Walk {
   }
 }
 
+/** Children whose reads are queued in one go before the loader yields to the event loop. */
+const FAN_OUT_SLICE = 1000;
+
 /** Thrown by a walk cut short by a disconnect or another walk. */
 export class WalkCancelled extends Error {}
 
@@ -182,6 +185,8 @@ export class Loader {
     let stat: Stat | undefined;
     if (this.scope.holds(path)) {
       const read = await this.#readNode(path);
+      // A watch-setting read waits for its reply even once aborted: a closed cache applies none.
+      if (this.options.signal.aborted) return;
       if (!read) return this.#gone(path);
       stat = read.stat;
       this.#apply(path, read.stat, read.data);
@@ -193,6 +198,7 @@ export class Loader {
     if (stat && stat.numChildren === 0 && !this.oneShot) names = [];
     else {
       const listed = await this.#readChildren(path);
+      if (this.options.signal.aborted) return;
       if (!listed) {
         // The node went between the two reads: its deletion's event (or watch) reads it again.
         if (!this.scope.holds(path)) this.#gone(path, false);
@@ -201,9 +207,19 @@ export class Loader {
       names = listed;
     }
     const present = new Set(names);
-    for (const name of names) {
+    let walks = liveWalks;
+    for (const [i, name] of names.entries()) {
+      if (i > 0 && i % FAN_OUT_SLICE === 0) {
+        // A wide node (tens of thousands of children): the reads are queued a slice at a time,
+        // so the event loop (and the session's loss clock on it) is never held for long.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.options.signal.aborted) return;
+        walks = walks.filter((w) => !w.cancelled);
+        // The walks this listing served were cut short: the next walk lists the node again.
+        if (liveWalks.length > 0 && walks.length === 0) return;
+      }
       const child = this.scope.child(path, name);
-      if (liveWalks.length > 0) for (const walk of liveWalks) this.#request(child, true, walk);
+      if (walks.length > 0) for (const walk of walks) this.#request(child, true, walk);
       else if (!this.store.has(child)) this.#request(child, true, undefined);
     }
     // A held child the listing lacks is read again (not dropped here): its own read decides, in order.

@@ -19,8 +19,10 @@ export const CURATOR_JARS: readonly string[] = ['curator-recipes.jar', 'curator-
 /** What installs them (and javac) on Debian. */
 export const CURATOR_INSTALL_COMMAND = 'apt-get update && apt-get install -y libcurator-recipes-java';
 
-// From build/test/java/curator.js (or test/java/curator.ts) up to the repository.
-const SOURCE = fileURLToPath(new URL('../../../test/java/CuratorSemaphoreAgent.java', import.meta.url));
+/** An agent's source in the repository's test/java/ (from build/test/java/curator.js up to it). */
+function agentSource(className: string): string {
+  return fileURLToPath(new URL(`../../../test/java/${className}.java`, import.meta.url));
+}
 
 function readable(path: string, mode = constants.R_OK): boolean {
   try {
@@ -68,18 +70,24 @@ export function locateCurator(env: NodeJS.ProcessEnv = process.env): CuratorInst
   return { java: zk.java, javac, classpath: [...jars.map((jar) => join(dir, jar as string)), ...zkJars].join(delimiter) };
 }
 
-let compiled: { dir: string; installation: CuratorInstallation } | undefined;
+const compiled = new Map<string, { dir: string; installation: CuratorInstallation }>();
 
-/** Compiles the agent once per test process into a temp dir (removed at exit). */
-function compileAgent(): { dir: string; installation: CuratorInstallation } {
-  if (compiled) return compiled;
+/**
+ * Compiles the agent `className` (test/java/<className>.java) once per test process into a temp
+ * dir (removed at exit); the dir to put on the classpath, and the installation that runs it.
+ */
+export function compileAgent(className = 'CuratorSemaphoreAgent'): { dir: string; installation: CuratorInstallation } {
+  const done = compiled.get(className);
+  if (done) return done;
   const installation = locateCurator();
+  const source = agentSource(className);
   const dir = mkdtempSync(join(tmpdir(), 'zk-recipes-curator-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const r = spawnSync(installation.javac, ['-nowarn', '-d', dir, '-cp', installation.classpath, SOURCE], { encoding: 'utf8', timeout: 120_000 });
-  if (r.status !== 0) throw new Error(`javac ${SOURCE} failed (exit ${r.status ?? r.signal}): ${r.stderr}${r.stdout}`);
-  compiled = { dir, installation };
-  return compiled;
+  const r = spawnSync(installation.javac, ['-nowarn', '-d', dir, '-cp', installation.classpath, source], { encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`javac ${source} failed (exit ${r.status ?? r.signal}): ${r.stderr}${r.stdout}`);
+  const entry = { dir, installation };
+  compiled.set(className, entry);
+  return entry;
 }
 
 /** Which Curator class the agent uses (`mutex`: InterProcessMutex; its maxLeases is unused). */
