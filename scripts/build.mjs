@@ -38,6 +38,7 @@ if (run.status !== 0) {
   process.exit(run.status ?? 1);
 }
 mkdirSync(join(root, 'dist', 'cjs'), { recursive: true });
-// The package's bin (package.json#bin): executable, run by its #!/usr/bin/env node line.
+// The package's bin (package.json#bin): executable, run by its #!/usr/bin/env node line. It is
+// ESM only: tsconfig.cjs.json leaves src/cli out of the CommonJS build, which nothing would load.
 chmodSync(join(root, 'dist', 'cli', 'zkr.js'), 0o755);
 writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{\n  "type": "commonjs"\n}\n');
