@@ -225,6 +225,28 @@ describe('zkr: exit codes (one test per row of the table)', () => {
     assert.equal(await endHolder(h), 0);
     await nothingLeft(path);
   });
+
+  it('128 + N when a signal ends the wait of a semaphore, a read lock or an election; no node left', async () => {
+    for (const [holderArgs, waiterArgs, what] of [
+      [['semaphore', '--max', '1'], ['semaphore', '--max', '1'], 'semaphore'],
+      [['write'], ['read'], 'read'],
+      [['elect', '--id', 'first'], ['elect', '--id', 'second'], 'elect'],
+    ] as const) {
+      const path = uniquePath(`cli-wait-${what}`);
+      const h = holder(holderArgs[0], path, holderArgs.slice(1));
+      await h.waitFor(/^held /m);
+      const w = start([waiterArgs[0], path, ...waiterArgs.slice(1), '-v', '--', 'echo', 'ran']);
+      await w.waitFor(new RegExp(`waiting for ${what}`));
+      await waitFor(async () => (await fx.children(path)).length === 2, { timeoutMs: 10_000, message: `the ${what} waiter queued` });
+      w.kill('SIGUSR1');
+      const end = await w.exit;
+      assert.equal(end.code, 128 + 10, `${what}: ${end.stderr}`);
+      assert.equal(end.stdout, '');
+      assert.equal((await fx.children(path)).length, 1, `the ${what} waiter's node was gone when it exited`);
+      assert.equal(await endHolder(h), 0);
+      await nothingLeft(path);
+    }
+  });
 });
 
 describe('zkr: the command and its process group', () => {
@@ -315,7 +337,7 @@ describe('zkr: every recipe', () => {
     const c = await run(['semaphore', path, '--max', '2', '-n', '--', 'echo', 'ran']);
     assert.equal(c.code, 1, c.stderr);
     assert.deepEqual(await Promise.all([endHolder(a), endHolder(b)]), [0, 0]);
-    await nothingLeft(path);
+    await noNodeLeft(path); // the directory stays if its creator ended first
   });
 
   it('read and write: readers share, a writer excludes them', async () => {
@@ -328,7 +350,7 @@ describe('zkr: every recipe', () => {
     const w2 = await run(['write', path, '-n', '--', 'sh', '-c', 'echo $ZKR_MODE']);
     assert.equal(w2.code, 0, w2.stderr);
     assert.equal(w2.stdout, 'write\n');
-    await nothingLeft(path);
+    await noNodeLeft(path); // the directory stays if its creator ended first
   });
 
   it('elect: the leader runs its command, another candidate is busy with -n and waits without', async () => {
