@@ -46,8 +46,11 @@ export interface ConnectOptions {
 
 /** `zkr lock|semaphore|read|write|elect PATH [OPTIONS] -- CMD ARGS...` (and `elect --observe`). @internal */
 export interface RunCommand extends ConnectOptions {
+  /** Which command. */
   kind: 'run';
+  /** What to hold. */
   mode: Mode;
+  /** The recipe's path. */
   path: string;
   /** How long to wait, ms: 0 = `-n` (exit at once when busy); undefined = without limit. */
   timeoutMs: number | undefined;
@@ -77,41 +80,57 @@ export interface RunCommand extends ConnectOptions {
 
 /** `zkr elect PATH --observe`: print each leader change. @internal */
 export interface ObserveCommand extends ConnectOptions {
+  /** Which command. */
   kind: 'observe';
+  /** The election's path. */
   path: string;
+  /** One JSON object a line. */
   json: boolean;
 }
 
 /** `zkr inspect PATH [--json]`. @internal */
 export interface InspectCommand extends ConnectOptions {
+  /** Which command. */
   kind: 'inspect';
+  /** The recipe's path. */
   path: string;
+  /** One JSON document. */
   json: boolean;
 }
 
 /** `zkr queue put|take|size|dead-letters PATH`. @internal */
 export interface QueueCommand extends ConnectOptions {
+  /** Which command. */
   kind: 'queue';
+  /** What to do. */
   op: QueueOp;
+  /** The queue's path. */
   path: string;
   /** The item of `put` (else read from stdin). */
   data: string | undefined;
   /** How long `take` waits, ms: 0 = `-n`; undefined = without limit. */
   timeoutMs: number | undefined;
+  /** The exit code when `take` got nothing in time (`-E`). */
   conflictExitCode: number;
+  /** JSON output. */
   json: boolean;
 }
 
 /** `zkr watch PATH [--json]`: print each change under PATH. @internal */
 export interface WatchCommand extends ConnectOptions {
+  /** Which command. */
   kind: 'watch';
+  /** The root of the tree watched. */
   path: string;
+  /** One JSON object a line. */
   json: boolean;
 }
 
 /** `--help`: print this and exit 0. @internal */
 export interface HelpCommand {
+  /** Which command. */
   kind: 'help';
+  /** Whose help: a subcommand's, or undefined for `zkr`'s. */
   subcommand: Subcommand | undefined;
 }
 

@@ -22,9 +22,13 @@ export interface ChildEnd {
 
 /** What to run and how. @internal */
 export interface ChildSpec {
+  /** The command and its arguments (one line for `/bin/sh -c` with `shell`). */
   command: readonly string[];
+  /** Run it through `/bin/sh -c`. */
   shell: boolean;
+  /** Give it our stdin (else /dev/null). */
   passStdin: boolean;
+  /** Its environment. */
   env: NodeJS.ProcessEnv;
 }
 

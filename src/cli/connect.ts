@@ -14,6 +14,7 @@ import type { Reporter } from './report.js';
 /** An error that ends `zkr` with `code` after printing `message`. @internal */
 export class ExitError extends Error {
   constructor(
+    /** The exit code. */
     readonly code: number,
     message: string,
   ) {
@@ -24,7 +25,10 @@ export class ExitError extends Error {
 
 /** A stop asked by a signal: ends a wait, and `zkr` exits 128 + N. @internal */
 export class SignalStop extends Error {
-  constructor(readonly signal: NodeJS.Signals) {
+  constructor(
+    /** The signal received. */
+    readonly signal: NodeJS.Signals,
+  ) {
     super(`stopped by ${signal}`);
     this.name = 'SignalStop';
   }

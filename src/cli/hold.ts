@@ -24,10 +24,10 @@ import { SignalRouter } from './signals.js';
 import { runTerm, type Grant, type TermEnd } from './term.js';
 
 /** The directories of `path` (itself and its ancestors) that do not exist yet, deepest first. */
-async function missingDirs(session: ZkSession, path: string): Promise<string[]> {
+async function missingDirs(session: ZkSession, path: string, signal: AbortSignal): Promise<string[]> {
   const missing: string[] = [];
   for (let p = path; p !== '' && p !== '/'; p = p.slice(0, p.lastIndexOf('/'))) {
-    if (await session.exists(p)) break;
+    if (await session.exists(p, { signal })) break;
     missing.push(p);
   }
   return missing;
@@ -123,7 +123,7 @@ export async function runHeld(cmd: RunCommand): Promise<number> {
       const m = graceMisfit(cmd.killGraceMs, info.timeoutMs);
       if (m) stop.abort(new ExitError(EXIT.usage, m));
     });
-    created = await missingDirs(s, cmd.path);
+    created = await missingDirs(s, cmd.path, stop.signal);
     reporter.verbose(`waiting for ${what}${cmd.timeoutMs === undefined ? '' : cmd.timeoutMs === 0 ? ' (no wait)' : ` (at most ${cmd.timeoutMs / 1000}s)`}`);
     let end: TermEnd | undefined;
     for (;;) {

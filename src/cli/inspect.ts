@@ -35,6 +35,7 @@ export interface InspectedNode {
 
 /** What `zkr inspect` finds on a path. @internal */
 export interface Inspection {
+  /** The path inspected. */
   path: string;
   /** The recipe its nodes belong to, `empty` (no recipe node), or `absent` (no such path). */
   recipe: 'mutex' | 'semaphore' | 'semaphore-v2' | 'rwlock' | 'leader' | 'queue' | 'empty' | 'absent';
@@ -42,6 +43,7 @@ export interface Inspection {
   maxLeases?: number;
   /** A queue's items (claimed ones included). */
   items?: number;
+  /** Its nodes in queue order. */
   nodes: InspectedNode[];
 }
 

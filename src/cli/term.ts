@@ -19,8 +19,11 @@ import type { SignalRouter } from './signals.js';
 export interface Grant {
   /** Aborts when the grant is lost (session LOST, our node deleted). */
   signal: AbortSignal;
+  /** The grant's fencing token (our node's czxid). */
   fencingToken: bigint;
+  /** Our node's full path. */
   nodePath: string;
+  /** The session owning our node. */
   sessionId: bigint;
 }
 
