@@ -8,7 +8,7 @@ import type { WorkloadKind, WorkloadSpec } from './history.js';
 /** Clients per workload kind (0 leaves a workload out). */
 export type ClientCounts = Partial<Record<WorkloadKind, number>>;
 
-/** The default mix: 17 clients, every recipe. */
+/** The default mix: 19 clients, every recipe and the `zkr` command line tool. */
 export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   mutex: 3,
   semaphore: 3,
@@ -17,6 +17,7 @@ export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   selector: 2,
   'queue-at-most-once': 2,
   'queue-at-least-once': 2,
+  zkr: 2,
 };
 
 /** The CI mix (`--ci`, and the chaos run of `npm test`): 15 clients, every recipe. */
@@ -28,6 +29,8 @@ export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   selector: 2,
   'queue-at-most-once': 2,
   'queue-at-least-once': 2,
+  // The zkr command line tool's clients spawn a Node process per hold: only when asked for.
+  zkr: 0,
 };
 
 /** The seed of the CI run (`--ci`, and the chaos run of `npm test`). */
@@ -56,6 +59,7 @@ const SHORT: Readonly<Record<WorkloadKind, string>> = {
   selector: 'sel',
   'queue-at-most-once': 'take',
   'queue-at-least-once': 'consume',
+  zkr: 'zkr',
 };
 
 /** The workloads (paths under `base`) and their clients. */
@@ -75,7 +79,7 @@ export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIEN
       ...((kind === 'mutex' || kind === 'rwlock' || kind === 'latch' || kind === 'selector') && { register: name }),
     };
     workloads.push(spec);
-    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once';
+    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once' && kind !== 'zkr';
     for (let i = 1; i <= n; i++) clients.push({ name: `${name}-${i}`, workload: spec, sessions: flows && i % 2 === 0 ? 2 : 1 });
   }
   return { workloads, clients };

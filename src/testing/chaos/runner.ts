@@ -149,7 +149,10 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       holderSession: (name) => longestHeld(name)?.sessionId,
       waiters: {
         session,
-        locks: workloads.flatMap((w) => (w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch' ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }] : [])),
+        // zkr's nodes are a mutex's.
+        locks: workloads.flatMap((w) =>
+          w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch' ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }] : w.kind === 'zkr' ? [{ path: w.path, kind: 'mutex' as const, maxLeases: 1 }] : [],
+        ),
       },
       ...(options.faults && { weights: options.faults }),
       clients: fleet.map((c) => ({
