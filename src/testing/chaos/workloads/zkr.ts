@@ -43,9 +43,12 @@ function zkrBin(): string {
   return found;
 }
 
-/** How long a command holds, ms: mostly short, sometimes past the session timeout. */
+/**
+ * How long a command holds, ms: mostly short, one in four long enough (3 to 10 s, past T) for
+ * a partition to catch it, so the kill of the timing rule is exercised.
+ */
 function holdMs(ctx: WorkloadContext): number {
-  return ctx.random.chance(0.2) ? ctx.random.int(1500, 5000) : ctx.random.int(100, 800);
+  return ctx.random.chance(0.25) ? ctx.random.int(3000, 10_000) : ctx.random.int(100, 800);
 }
 
 /** The chaos clock's reading of a `zkr --verbose` stamp (an ISO wall-clock time). */
