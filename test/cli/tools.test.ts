@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { DistributedQueue } from '../../src/queue/queue.js';
+import { Semaphore } from '../../src/semaphore/semaphore.js';
 import { waitFor } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
 import { zkr, ZkrRun } from './run-zkr.js';
@@ -100,6 +101,25 @@ describe('zkr inspect', () => {
     await writer.waitFor(/^held$/m);
     writer.child.stdin?.end('\n');
     for (const h of [...holders, writer]) assert.equal((await h.exit).code, 0);
+  });
+});
+
+describe('zkr inspect, other layouts', () => {
+  it("tells Curator's V2 semaphore layout (leases/ and locks/) and a queue (its item count)", async () => {
+    const base = uniquePath('cli-inspect-v2');
+    const session = await fx.pool.connect(fx.server.connectString);
+    const sem = new Semaphore(session, `${base}/v2`, { maxLeases: 2, layout: 'curator-v2', participantId: 'v2-holder' });
+    const lease = await sem.acquire();
+    const v2 = JSON.parse((await run(['inspect', `${base}/v2`, '--json'])).stdout) as Inspected;
+    assert.equal(v2.recipe, 'semaphore-v2');
+    assert.equal(v2.maxLeases, 2);
+    assert.deepEqual(v2.nodes.map((n) => [n.role, n.kind, n.participant]), [['holder', 'lease', 'v2-holder']]);
+    assert.equal(v2.nodes[0]?.fencingToken, lease.fencingToken.toString());
+    await lease.release();
+    await sem.close();
+    assert.equal((await run(['queue', 'put', `${base}/q`, 'one'])).code, 0);
+    const q = await run(['inspect', `${base}/q`]);
+    assert.equal(q.stdout, `${base}/q: queue, 1 item\n`);
   });
 });
 
