@@ -320,7 +320,11 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   if (sub === 'inspect' || sub === 'watch' || (sub === 'elect' && has('--observe'))) {
     const p = needPath();
     if (positional.length > 2 || command !== undefined) throw new UsageError(`zkr ${sub}${sub === 'elect' ? ' --observe' : ''} runs no command`, sub);
-    if (sub === 'elect') return { kind: 'observe', ...common, path: p, json: has('--json') };
+    if (sub === 'elect') {
+      const runOnly = seen.find((n) => n !== '--observe' && n !== '--json' && OPTIONS[n]?.only !== undefined);
+      if (runOnly) throw new UsageError(`${runOnly} is not an option of zkr elect --observe (it runs no command)`, sub);
+      return { kind: 'observe', ...common, path: p, json: has('--json') };
+    }
     return { kind: sub, ...common, path: p, json: has('--json') };
   }
   const mode = sub as Mode;
