@@ -14,7 +14,7 @@
 // No install-time hook (`prepare`, `install`) runs it: an installed package is already built,
 // and npm warns about every package that carries one.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,4 +38,7 @@ if (run.status !== 0) {
   process.exit(run.status ?? 1);
 }
 mkdirSync(join(root, 'dist', 'cjs'), { recursive: true });
+// The package's bin (package.json#bin): executable, run by its #!/usr/bin/env node line. It is
+// ESM only: tsconfig.cjs.json leaves src/cli out of the CommonJS build, which nothing would load.
+chmodSync(join(root, 'dist', 'cli', 'zkr.js'), 0o755);
 writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{\n  "type": "commonjs"\n}\n');

@@ -181,14 +181,15 @@ describe('the packed package', () => {
       'dist/cjs/testing/index.js',
       'dist/cjs/testing/index.d.ts',
       'src/index.ts',
+      'dist/cli/zkr.js',
     ]) {
       assert.ok(has(p), `${p} is packed`);
     }
     const stray = packedFiles.filter((p) => /^(test|build|bench|demo|examples|docs|\.ci)\//.test(p) || /\.test\.|tsbuildinfo/.test(p));
     assert.deepEqual(stray, [], 'no tests, build output, bench, demo or CI files');
     // package.json#exports, main and types all point at packed files.
-    const pkg = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8')) as { main: string; types: string; exports: Record<string, unknown> };
-    const targets = JSON.stringify([pkg.main, pkg.types, pkg.exports]).match(/\.\/dist\/[^"]+/g) ?? [];
+    const pkg = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8')) as { main: string; types: string; exports: Record<string, unknown>; bin: Record<string, string> };
+    const targets = JSON.stringify([pkg.main, pkg.types, pkg.exports, pkg.bin]).match(/\.\/dist\/[^"]+/g) ?? [];
     for (const t of targets) assert.ok(has(t.slice(2)), `${t} (package.json) is packed`);
     // Footprint: declaration maps and the sources they point at (go-to-definition opens the
     // TypeScript source, comments included), no JavaScript source maps (tsc's output reads as
@@ -281,5 +282,13 @@ describe('the packed package', () => {
   it('TypeScript output runs: an ES module and a .cts (CommonJS) file, each with a mutex', () => {
     assert.equal(mutexRun('ts', 'out/esm.js', 'ts-esm').format, 'esm');
     assert.equal(mutexRun('ts', 'out/cjs.cjs', 'ts-cjs', noRequireEsm).format, 'cjs');
+  });
+
+  it("the zkr bin runs from the installed package's node_modules/.bin, its command's exit code passed through", () => {
+    const zkr = join(app, 'node_modules', '.bin', 'zkr');
+    assert.match(run(zkr, ['--help'], app).stdout, /^usage: zkr SUBCOMMAND/);
+    const r = spawnSync(zkr, ['lock', '/package-test/zkr', '--connect', server.connectString, '--', process.execPath, '-e', 'console.log(process.env.ZKR_MODE); process.exit(5)'], { cwd: app, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 5, r.stderr);
+    assert.equal(r.stdout, 'lock\n');
   });
 });

@@ -246,6 +246,15 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     return this.gen.controller.signal;
   }
 
+  /**
+   * @internal The loss clock's reading, in `performance.now()` ms: the ensemble's leader heard of
+   * the current session no earlier than this, so the server cannot expire it before this plus
+   * {@link timeoutMs}. Meaningful once connected (the zkr command line tool times its kills by it).
+   */
+  get lossClock(): number {
+    return this.gen.lastHeard;
+  }
+
   /** Whether a new session is started after `LOST` (the `renewOnLoss` option). */
   get renewsOnLoss(): boolean {
     return this.renewOnLoss;

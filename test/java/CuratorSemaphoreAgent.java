@@ -2,7 +2,8 @@
 // InterProcessSemaphore) that the interop tests drive over stdin/stdout. Compiled by
 // test/java/curator.ts with javac into a temp dir and run against Debian's Curator.
 //
-// Usage: java CuratorSemaphoreAgent <connectString> <path> <maxLeases> <v2|v1>
+// Usage: java CuratorSemaphoreAgent <connectString> <path> <maxLeases> <v2|v1|mutex>
+// (mutex: an InterProcessMutex, held by the thread that acquired it until its release; maxLeases unused)
 // Prints "ready 0x<sessionId>" once connected, then one line per event. Commands (one a line):
 //   acquire <id> <timeoutMs> <qty>   timeoutMs < 0: wait without limit. Prints
 //                                    "waiting <id>" at once, then "acquired <id> <node>..." or
@@ -22,10 +23,12 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphore;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
@@ -39,6 +42,7 @@ public final class CuratorSemaphoreAgent {
   private static String path;
   private static int maxLeases;
   private static boolean v1;
+  private static boolean mutex;
   private static final Map<String, Collection<Lease>> held = new ConcurrentHashMap<>();
 
   static void emit(String line) {
@@ -53,6 +57,7 @@ public final class CuratorSemaphoreAgent {
     path = args[1];
     maxLeases = Integer.parseInt(args[2]);
     v1 = args[3].equals("v1");
+    mutex = args[3].equals("mutex");
     client.start();
     if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
       emit("fatal could not connect to " + args[0]);
@@ -119,6 +124,10 @@ public final class CuratorSemaphoreAgent {
   }
 
   private static void acquire(String id, long timeoutMs, int qty) {
+    if (mutex) {
+      acquireMutex(id, timeoutMs);
+      return;
+    }
     try {
       Sem sem = newSem();
       emit("waiting " + id);
@@ -131,6 +140,55 @@ public final class CuratorSemaphoreAgent {
       StringBuilder sb = new StringBuilder("acquired " + id);
       for (Lease l : leases) sb.append(' ').append(l.getNodeName());
       emit(sb.toString());
+    } catch (Exception e) {
+      emit("error " + id + " " + e);
+    }
+  }
+
+  /**
+   * InterProcessMutex is owned by the thread that acquired it: this thread holds it, and the
+   * lease it files releases it through this thread.
+   */
+  private static void acquireMutex(String id, long timeoutMs) {
+    try {
+      InterProcessMutex m = new InterProcessMutex(client, path);
+      emit("waiting " + id);
+      boolean ok = true;
+      if (timeoutMs < 0) m.acquire();
+      else ok = m.acquire(timeoutMs, TimeUnit.MILLISECONDS);
+      if (!ok) {
+        emit("timeout " + id);
+        return;
+      }
+      CountDownLatch releasing = new CountDownLatch(1);
+      CountDownLatch released = new CountDownLatch(1);
+      List<Lease> one = new ArrayList<>();
+      one.add(new Lease() {
+        public void close() {
+          releasing.countDown();
+          try {
+            released.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+
+        public byte[] getData() {
+          return new byte[0];
+        }
+
+        public String getNodeName() {
+          return "mutex";
+        }
+      });
+      held.put(id, one);
+      emit("acquired " + id + " mutex");
+      releasing.await();
+      try {
+        m.release();
+      } finally {
+        released.countDown();
+      }
     } catch (Exception e) {
       emit("error " + id + " " + e);
     }

@@ -90,8 +90,8 @@ export function compileAgent(className = 'CuratorSemaphoreAgent'): { dir: string
   return entry;
 }
 
-/** Which Curator class the agent uses. */
-export type CuratorSemaphoreClass = 'v2' | 'v1';
+/** Which Curator class the agent uses (`mutex`: InterProcessMutex; its maxLeases is unused). */
+export type CuratorSemaphoreClass = 'v2' | 'v1' | 'mutex';
 
 interface Listener {
   readonly match: (words: readonly string[]) => boolean;

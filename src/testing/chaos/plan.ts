@@ -8,7 +8,7 @@ import type { CacheRole, WorkloadKind, WorkloadSpec } from './history.js';
 /** Clients per workload kind (0 leaves a workload out). */
 export type ClientCounts = Partial<Record<WorkloadKind, number>>;
 
-/** The default mix: 20 clients, every recipe (the caches: 1 writer, 2 readers). */
+/** The default mix: 22 clients, every recipe (the caches: 1 writer, 2 readers) and the `zkr` command line tool. */
 export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   mutex: 3,
   semaphore: 3,
@@ -18,6 +18,7 @@ export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   'queue-at-most-once': 2,
   'queue-at-least-once': 2,
   cache: 3,
+  zkr: 2,
 };
 
 /** The CI mix (`--ci`, and the chaos run of `npm test`): 18 clients, every recipe. */
@@ -30,6 +31,8 @@ export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   'queue-at-most-once': 2,
   'queue-at-least-once': 2,
   cache: 3,
+  // The zkr command line tool's clients spawn a Node process per hold: only when asked for.
+  zkr: 0,
 };
 
 /** The seed of the CI run (`--ci`, and the chaos run of `npm test`). */
@@ -70,6 +73,7 @@ const SHORT: Readonly<Record<WorkloadKind, string>> = {
   'queue-at-most-once': 'take',
   'queue-at-least-once': 'consume',
   cache: 'cache',
+  zkr: 'zkr',
 };
 
 /** The workloads (paths under `base`) and their clients. */
@@ -97,7 +101,7 @@ export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIEN
       }
       continue;
     }
-    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once';
+    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once' && kind !== 'zkr';
     for (let i = 1; i <= n; i++) clients.push({ name: `${name}-${i}`, workload: spec, sessions: flows && i % 2 === 0 ? 2 : 1 });
   }
   return { workloads, clients };

@@ -56,7 +56,14 @@ export const RUN_CHAOS_OPTION_KEYS = optionKeys<RunChaosOptions>({ seconds: true
  * @internal
  */
 export function lockFaults(workloads: readonly WorkloadSpec[], faults: Partial<Record<FaultKind, number>> | undefined): { locks: WaiterLock[]; weights: Partial<Record<FaultKind, number>> | undefined } {
-  const locks = workloads.flatMap((w): WaiterLock[] => (w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch' ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }] : []));
+  const locks = workloads.flatMap((w): WaiterLock[] =>
+    w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch'
+      ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }]
+      : // zkr's nodes are a mutex's.
+        w.kind === 'zkr'
+        ? [{ path: w.path, kind: 'mutex', maxLeases: 1 }]
+        : [],
+  );
   return { locks, weights: locks.length > 0 ? faults : { ...faults, 'delete-waiter': 0 } };
 }
 

@@ -20,7 +20,7 @@ export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, check
 
 const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'leftovers', 'harness'];
 
-const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector']);
+const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
 /**
  * Checks a chaos history against every promise the recipes make, trusting nothing the clients

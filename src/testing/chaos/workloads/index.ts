@@ -10,6 +10,7 @@ import type { Workload } from './common.js';
 import { latchWorkload, selectorWorkload } from './leader.js';
 import { mutexWorkload, rwlockWorkload, semaphoreWorkload } from './locks.js';
 import { consumeWorkload, takeWorkload } from './queue.js';
+import { zkrWorkload } from './zkr.js';
 
 /** The client-side loop of every workload kind. */
 export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
@@ -21,4 +22,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   'queue-at-most-once': takeWorkload,
   'queue-at-least-once': consumeWorkload,
   cache: cacheWorkload,
+  zkr: zkrWorkload,
 };
