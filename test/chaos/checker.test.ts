@@ -11,7 +11,8 @@ const LATCH: WorkloadSpec = { name: 'latch', kind: 'latch', path: '/c/latch', ma
 const TAKE: WorkloadSpec = { name: 'take', kind: 'queue-at-most-once', path: '/c/take', maxLeases: 1 };
 const CONSUME: WorkloadSpec = { name: 'consume', kind: 'queue-at-least-once', path: '/c/consume', maxLeases: 1 };
 const CACHE: WorkloadSpec = { name: 'cache', kind: 'cache', path: '/c/cache', maxLeases: 1 };
-const ALL = [MUTEX, SEM, RW, LATCH, TAKE, CONSUME, CACHE];
+const ZKR: WorkloadSpec = { name: 'zkr', kind: 'zkr', path: '/c/zkr', maxLeases: 1 };
+const ALL = [MUTEX, SEM, RW, LATCH, TAKE, CONSUME, CACHE, ZKR];
 
 const clean = (): FinalState => ({
   counters: { mutex: 0 },
@@ -90,6 +91,9 @@ const cases: Case[] = [
     history: history([...hold('a', 'mutex', 100, 200, 10, { attempt: 'a-a0' }), counter(150, 'a', 1), resource(160, 'a', 10, true), ...hold('a', 'mutex', 200, 300, 11, { attempt: 'a-b0' }), counter(250, 'a', 2), resource(260, 'a', 11, true, 10)], { counters: { mutex: 2 } }),
     fails: [],
   },
+  // zkr: a hold runs from zkr's "holding" stamp to its "process group is gone" stamp.
+  { name: 'zkr: one command after another', history: history([...hold('a', 'zkr', 100, 300, 10), ...hold('b', 'zkr', 310, 400, 11)]), fails: [] },
+  { name: "zkr: the next command starts before the last one's group is gone", history: history([...hold('a', 'zkr', 100, 300, 10, { why: 'lost' }), ...hold('b', 'zkr', 250, 400, 11)]), fails: ['exclusion'] },
   { name: 'mutex: two flows of one client overlap', history: history([...hold('a', 'mutex', 100, 300, 10, { attempt: 'a-a0' }), ...hold('a', 'mutex', 250, 400, 11, { attempt: 'a-b0' })]), fails: ['exclusion'] },
   { name: 'mutex: one token granted to two flows of one client', history: history([...hold('a', 'mutex', 100, 200, 10, { attempt: 'a-a0' }), ...hold('a', 'mutex', 300, 400, 10, { attempt: 'a-b0' })]), fails: ['tokens'] },
   { name: 'mutex: an overlap within the clock slack is not counted', history: history([...hold('a', 'mutex', 100, 300, 10), ...hold('b', 'mutex', 298, 400, 11)]), fails: [], slackMs: 5 },
