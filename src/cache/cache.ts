@@ -260,9 +260,8 @@ export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>
 
   /** Sets the one persistent watch (or, `auto` on a server without them, turns to one-shot watches). */
   async #addWatch(): Promise<void> {
-    const scope = this.#kind;
     try {
-      const watch = await this.#session.addWatch(this.path, { recursive: scope.maxDepth > 0, signal: this.#closer.signal });
+      const watch = await this.#session.addWatch(this.path, { recursive: this.#kind.maxDepth > 0, signal: this.#closer.signal });
       if (this.#state === 'CLOSED') return void (await watch.close());
       this.#watch = watch;
       this.#mode = 'persistent';
@@ -290,11 +289,8 @@ export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>
 
   /** A persistent watch's event: the node is read again (events say what, not to what). */
   #event(event: WatchEvent): void {
-    const depth = this.#scope.depth(event.path);
-    if (depth < 0) return this.reportError(new Error(`${this.#kind.what} ${this.path}: a watch event for ${event.path}, outside the cache's path (ignored)`));
-    if (event.type === 'NODE_CHILDREN_CHANGED' || depth > this.#kind.maxDepth) return;
-    if (depth === 0 && !this.#kind.includeRoot) return;
-    this.#loader.refresh(event.path);
+    if (this.#scope.depth(event.path) < 0) return this.reportError(new Error(`${this.#kind.what} ${this.path}: a watch event for ${event.path}, outside the cache's path (ignored)`));
+    if (event.type !== 'NODE_CHILDREN_CHANGED' && this.#scope.holds(event.path)) this.#loader.refresh(event.path);
   }
 
   #sessionState(state: ConnectionState): void {

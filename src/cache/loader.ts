@@ -10,6 +10,7 @@ import type { ZkSession } from '../client/session.js';
 import type { Stat, Watched, WatchEvent } from '../client/types.js';
 import { backoffDelay, type Backoff } from '../client/retry.js';
 import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { delay } from '../util/abort.js';
 import { Limiter } from './limiter.js';
 import type { Scope } from './scope.js';
 import type { NodeStore } from './store.js';
@@ -115,16 +116,6 @@ export class Loader {
     this.#childWatched.clear();
   }
 
-  /** Server watches this loader set (one-shot mode), for tests. */
-  get watchCount(): number {
-    return this.#dataWatched.size + this.#childWatched.size;
-  }
-
-  /** Reads queued or in flight. */
-  get pending(): number {
-    return this.#tasks.size;
-  }
-
   #request(path: string, list: boolean, walk: Walk | undefined): void {
     if (this.options.signal.aborted) return;
     let task = this.#tasks.get(path);
@@ -172,12 +163,10 @@ export class Loader {
     this.host.error(err instanceof Error ? err : new Error(String(err)));
     const attempt = this.#retries.get(path) ?? 0;
     this.#retries.set(path, attempt + 1);
-    const timer = setTimeout(() => {
-      this.options.signal.removeEventListener('abort', stop);
-      this.#request(path, list, undefined);
-    }, backoffDelay(this.options.backoff, attempt));
-    const stop = (): void => clearTimeout(timer);
-    this.options.signal.addEventListener('abort', stop, { once: true });
+    delay(backoffDelay(this.options.backoff, attempt), this.options.signal).then(
+      () => this.#request(path, list, undefined),
+      () => undefined,
+    );
   }
 
   async #load(path: string, job: Job): Promise<void> {
@@ -300,11 +289,9 @@ export class Loader {
       const p = previous.stat;
       if (stat.czxid < p.czxid || (stat.czxid === p.czxid && stat.mzxid < p.mzxid)) return;
       if (stat.czxid > p.czxid) {
-        // Deleted and created again: what was held of the old node goes first.
-        for (const name of this.store.linkedNames(path)) this.#removeOlder(this.scope.child(path, name), stat.czxid);
-        // Each event goes out with the copy as it says (an iterator's snapshot may be taken then).
-        this.store.removeNode(path);
-        this.#removed(previous);
+        // Deleted and created again: what was held of the old node goes first, its children
+        // before it, each event with the copy as it says (an iterator's snapshot may be taken then).
+        this.#removeOlder(path, stat.czxid);
         this.store.put(node);
         this.#seen.set(path, this.#epoch);
         return this.host.added(node);

@@ -8,6 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { delay } from '../util/abort.js';
 import { EXIT, signalExitCode } from './exit-codes.js';
 
 /** How a child ended. @internal */
@@ -158,7 +159,7 @@ export class ChildGroup {
   private async untilDead(): Promise<void> {
     await this.ended;
     for (let i = 0; groupAlive(this.pid); i++) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 5 + i * 5)));
+      await delay(Math.min(50, 5 + i * 5));
     }
     clearTimeout(this.killTimer);
   }
