@@ -4,7 +4,7 @@
 // or it fails over). Afterwards every cache is SYNCED and equal to a fresh read made after a
 // sync, and its events are in zxid order per node, without duplicates. In both watch modes.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { ZkSession } from '../../src/index.js';
 import { ChaosProxy, TestingCluster, waitFor } from '../../src/testing/index.js';
 import { SessionPool, uniquePath } from '../helpers.js';
@@ -24,6 +24,10 @@ before(async () => {
 after(async () => {
   await pool.closeAll();
   await cluster?.close();
+});
+// A test that failed half-way leaves the next one a whole ensemble (not a member down or cut off).
+afterEach(async () => {
+  if (cluster) await healed();
 });
 
 /** The id of the member `session` is connected to (cons on every running member). */
@@ -53,6 +57,16 @@ async function healed(): Promise<void> {
       await s.close();
     }),
   );
+}
+
+/** Adds the session's state and counters to a failed wait's message (what it was doing meanwhile). */
+async function withSession(session: ZkSession, wait: Promise<void>): Promise<void> {
+  try {
+    await wait;
+  } catch (err) {
+    if (err instanceof Error) err.message += ` [session 0x${session.sessionId.toString(16)} ${session.state}, counters ${JSON.stringify(session.counters)}]`;
+    throw err;
+  }
 }
 
 interface Watched {
@@ -117,7 +131,7 @@ for (const mode of ['persistent', 'one-shot'] as const) {
       const wasLeader = (await cluster.leaderId()) === victim;
       await cluster.kill(victim);
       const atKill = progress.applied;
-      for (const { log } of watched) await log.waitCount('resynced', 1, 30_000);
+      for (const { log } of watched) await withSession(s, log.waitCount('resynced', 1, 30_000));
       assert.notEqual(await memberOf(s), victim, 'the session moved');
       // Writes go on through another member, seen after the re-read, then stop.
       await waitFor(() => progress.applied >= atKill + 300, { timeoutMs: 30_000, message: `300 writes after the kill (${progress.applied - atKill})` });
@@ -169,7 +183,7 @@ for (const mode of ['persistent', 'one-shot'] as const) {
           { timeoutMs: 20_000, message: 'the first session expired on the leader' },
         );
         await healed();
-        for (const { log } of watched) await log.waitCount('resynced', 1, 30_000);
+        for (const { log } of watched) await withSession(s, log.waitCount('resynced', 1, 30_000));
         if (route === 'only that member') {
           for (const { log } of watched) assert.ok(log.count('sessionLost') >= 1, `the session was lost: ${log.tail()}`);
           assert.notEqual(s.sessionId, firstSession);
