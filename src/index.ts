@@ -75,3 +75,6 @@ export * from './rwlock/index.js';
 export * from './leader/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
+
+// Observability: the diagnostics channels and what they publish.
+export * from './observability/index.js';

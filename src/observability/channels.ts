@@ -333,6 +333,14 @@ export const tracing = {
   sessionRequest: tracingChannel<SessionRequestContext, SessionRequestContext>(TRACING_CHANNELS.sessionRequest),
 } as const;
 
+/** The acquisition channel of each recipe. @internal */
+export const acquireTracing: Readonly<Record<AcquireRecipe, TracingChannel<AcquireContext, AcquireContext>>> = {
+  mutex: tracing.mutexAcquire,
+  semaphore: tracing.semaphoreAcquire,
+  rwlock: tracing.rwlockAcquire,
+  leader: tracing.leaderCampaign,
+};
+
 /** @internal */
 export const points = {
   lockGranted: channel(CHANNELS.lockGranted) as Channel<LockGrantedMessage>,
