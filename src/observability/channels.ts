@@ -151,12 +151,19 @@ export interface AcquireProgress {
 
 /** Published on {@link CHANNELS}.lockGranted. @group Observability */
 export interface LockGrantedMessage {
+  /** The recipe. */
   readonly recipe: AcquireRecipe;
+  /** What is acquired. */
   readonly mode: AcquireMode;
+  /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
+  /** Our node's full path. */
   readonly nodePath: string;
+  /** The fencing token (our node's czxid). */
   readonly fencingToken: bigint;
+  /** The session's id. */
   readonly sessionId: bigint;
+  /** The participant id stored in our node. */
   readonly participantId: string;
   /** ms from the start of the acquisition to the grant. */
   readonly waitMs: number;
@@ -164,20 +171,31 @@ export interface LockGrantedMessage {
 
 /** Published on {@link CHANNELS}.lockMiss. @group Observability */
 export interface LockMissMessage {
+  /** The recipe. */
   readonly recipe: AcquireRecipe;
+  /** What is acquired. */
   readonly mode: AcquireMode;
+  /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
+  /** The participant id stored in our node. */
   readonly participantId: string;
+  /** The session's id. */
   readonly sessionId: bigint;
 }
 
 /** Published on {@link CHANNELS}.lockReleased. @group Observability */
 export interface LockReleasedMessage {
+  /** The recipe. */
   readonly recipe: AcquireRecipe;
+  /** What is acquired. */
   readonly mode: AcquireMode;
+  /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
+  /** Our node's full path. */
   readonly nodePath: string;
+  /** The fencing token (our node's czxid). */
   readonly fencingToken: bigint;
+  /** The session's id. */
   readonly sessionId: bigint;
   /** ms from the grant to the end of the release. */
   readonly holdMs: number;
@@ -185,12 +203,19 @@ export interface LockReleasedMessage {
 
 /** Published on {@link CHANNELS}.lockLost. @group Observability */
 export interface LockLostMessage {
+  /** The recipe. */
   readonly recipe: AcquireRecipe;
+  /** What is acquired. */
   readonly mode: AcquireMode;
+  /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
+  /** Our node's full path. */
   readonly nodePath: string;
+  /** The fencing token (our node's czxid). */
   readonly fencingToken: bigint;
+  /** The session's id. */
   readonly sessionId: bigint;
+  /** Why. */
   readonly reason: LockLossReason;
   /** The error the handle's signal aborted with. */
   readonly error: Error;
@@ -202,21 +227,29 @@ export interface LockLostMessage {
 export interface LeaderElectedMessage {
   /** The election's directory. */
   readonly path: string;
+  /** Our node's full path. */
   readonly nodePath: string;
   /** The term's fencing token (our node's czxid). */
   readonly term: bigint;
+  /** The session's id. */
   readonly sessionId: bigint;
+  /** The participant id stored in our node. */
   readonly participantId: string;
 }
 
 /** Published on {@link CHANNELS}.leaderRevoked. @group Observability */
 export interface LeaderRevokedMessage {
+  /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
+  /** The term's fencing token. */
   readonly term: bigint;
+  /** The session's id. */
   readonly sessionId: bigint;
+  /** The participant id stored in our node. */
   readonly participantId: string;
   /** `closed` when the participant left; otherwise why the term ended. */
   readonly reason: LockLossReason | 'closed';
+  /** Set by the tracing channel at `error` (or the error of the message): what it failed with. */
   readonly error: Error;
   /** ms the term lasted. */
   readonly leadMs: number;
@@ -226,7 +259,9 @@ export interface LeaderRevokedMessage {
 export interface SessionStateMessage {
   /** The session id (0n before the first connection; the new one after a renewal). */
   readonly sessionId: bigint;
+  /** The new state. */
   readonly state: ConnectionState;
+  /** The state before. */
   readonly previous: ConnectionState;
   /** The connect string the session was created with. */
   readonly connectString: string;
@@ -246,9 +281,13 @@ export interface DeadLetterMessage {
 
 /** Published on {@link CHANNELS}.cacheState. @group Observability */
 export interface CacheStateMessage {
+  /** The kind of cache. */
   readonly cache: 'node' | 'children' | 'tree';
+  /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
+  /** The new state. */
   readonly state: CacheState;
+  /** The state before. */
   readonly previous: CacheState;
 }
 
@@ -258,36 +297,49 @@ export interface QueuePutContext {
   readonly path: string;
   /** Items put (1 for `put`). */
   readonly items: number;
+  /** The items' priority. */
   readonly priority: number;
+  /** The session's id. */
   readonly sessionId: bigint;
   /** End: `ok` or `error` (see `errorCode`), `aborted`. */
   outcome?: 'ok' | 'aborted' | 'error';
   /** End: the items' node paths. */
   itemPaths?: readonly string[];
+  /** End, on error: the error's stable code (e.g. `CONNECTION_LOSS`). */
   errorCode?: string;
+  /** End: ms the operation took. */
   durationMs?: number;
+  /** Set by the tracing channel at `error` (or the error of the message): what it failed with. */
   error?: unknown;
+  /** Set by the tracing channel at `asyncEnd`: what the operation resolved to. */
   result?: unknown;
 }
 
 /** The context of a queue take trace. @group Observability */
 export interface QueueTakeContext {
+  /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
   /** A `poll` (never waits). */
   readonly nonblocking: boolean;
+  /** The deadline asked for, ms (undefined: none). */
   readonly timeoutMs: number | undefined;
+  /** The session's id. */
   readonly sessionId: bigint;
   /** End: `taken`, `empty` (a poll found nothing), `timeout`, `aborted` or `error`. */
   outcome?: 'taken' | 'empty' | 'timeout' | 'aborted' | 'error';
   /** End: ms from start to the outcome. */
   waitMs?: number;
+  /** End, on error: the error's stable code (e.g. `CONNECTION_LOSS`). */
   errorCode?: string;
+  /** Set by the tracing channel at `error` (or the error of the message): what it failed with. */
   error?: unknown;
+  /** Set by the tracing channel at `asyncEnd`: what the operation resolved to. */
   result?: unknown;
 }
 
 /** The context of one handled item of `consume`. @group Observability */
 export interface QueueHandleContext {
+  /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
   /** The claimed item's full path. */
   readonly itemPath: string;
@@ -295,8 +347,11 @@ export interface QueueHandleContext {
   readonly previousAttempts: number;
   /** End: `done` (handled and deleted), `failed` (the handler threw: retried later or dead-lettered), `lost` (the claim was lost). */
   outcome?: 'done' | 'failed' | 'lost';
+  /** End: ms the operation took. */
   durationMs?: number;
+  /** Set by the tracing channel at `error` (or the error of the message): what it failed with. */
   error?: unknown;
+  /** Set by the tracing channel at `asyncEnd`: what the operation resolved to. */
   result?: unknown;
 }
 
@@ -306,6 +361,7 @@ export interface SessionRequestContext {
   readonly op: string;
   /** Its path (the first op's for a `multi`); undefined where none. */
   readonly path: string | undefined;
+  /** The session's id. */
   readonly sessionId: bigint;
   /** The server it was sent to, `host:port` (`server.address`/`server.port` of a span). */
   readonly server: string | undefined;
@@ -315,7 +371,9 @@ export interface SessionRequestContext {
   errorCode?: string;
   /** End: ms from send to reply. */
   durationMs?: number;
+  /** Set by the tracing channel at `error` (or the error of the message): what it failed with. */
   error?: unknown;
+  /** Set by the tracing channel at `asyncEnd`: what the operation resolved to. */
   result?: unknown;
 }
 
