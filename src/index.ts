@@ -76,3 +76,4 @@ export * from './leader/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
 export * from './barrier/index.js';
+export * from './multilock/index.js';

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -34,7 +35,7 @@ public final class CuratorBarrierAgent {
   private static final Object OUT = new Object();
   private static CuratorFramework client;
   private static final Map<String, DistributedDoubleBarrier> doubles = new ConcurrentHashMap<>();
-  private static final Map<String, InterProcessMultiLock> locks = new ConcurrentHashMap<>();
+  private static final Map<String, LinkedBlockingQueue<String>> unlocks = new ConcurrentHashMap<>();
 
   static void emit(String line) {
     synchronized (OUT) {
@@ -84,16 +85,29 @@ public final class CuratorBarrierAgent {
           return String.valueOf(b.enter(Long.parseLong(w[5]), TimeUnit.MILLISECONDS));
         });
         case "leave" -> run(w[1], () -> String.valueOf(doubles.get(w[2]).leave(Long.parseLong(w[3]), TimeUnit.MILLISECONDS)));
-        case "lock" -> run(w[1], () -> {
-          List<String> paths = Arrays.asList(w).subList(4, w.length);
-          InterProcessMultiLock l = new InterProcessMultiLock(client, paths);
-          locks.put(w[2], l);
-          return String.valueOf(l.acquire(Long.parseLong(w[3]), TimeUnit.MILLISECONDS));
-        });
-        case "unlock" -> run(w[1], () -> {
-          locks.remove(w[2]).release();
-          return "";
-        });
+        case "lock" -> {
+          // Curator's mutexes belong to the acquiring thread: that thread also releases, on "unlock".
+          LinkedBlockingQueue<String> unlock = new LinkedBlockingQueue<>();
+          unlocks.put(w[2], unlock);
+          Thread t = new Thread(() -> {
+            String req = w[1];
+            try {
+              List<String> paths = Arrays.asList(w).subList(4, w.length);
+              InterProcessMultiLock l = new InterProcessMultiLock(client, paths);
+              boolean got = l.acquire(Long.parseLong(w[3]), TimeUnit.MILLISECONDS);
+              emit("ok " + req + " " + got);
+              if (!got) return;
+              req = unlock.take();
+              l.release();
+              emit("ok " + req);
+            } catch (Exception e) {
+              emit("error " + req + " " + e.toString().replace('\n', ' '));
+            }
+          });
+          t.setDaemon(true);
+          t.start();
+        }
+        case "unlock" -> unlocks.remove(w[2]).add(w[1]);
         case "quit" -> {
           client.close();
           emit("bye");
