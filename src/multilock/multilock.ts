@@ -166,7 +166,8 @@ export class MultiLock extends EventEmitter<MultiLockEvents> {
     try {
       for (const m of this.mutexes) {
         const left = deadline === undefined ? undefined : Math.max(0, Math.ceil(deadline - performance.now()));
-        taken.push(await m.acquire({ timeoutMs: left, signal }));
+        // onProgress reports each member's queue in turn (the one being waited for).
+        taken.push(await m.acquire({ timeoutMs: left, signal, ...(o.onProgress && { onProgress: o.onProgress }) }));
       }
     } catch (err) {
       await releaseAll(taken).catch(() => undefined);
