@@ -8,7 +8,7 @@ import type { CacheRole, WorkloadKind, WorkloadSpec } from './history.js';
 /** Clients per workload kind (0 leaves a workload out). */
 export type ClientCounts = Partial<Record<WorkloadKind, number>>;
 
-/** The default mix: 22 clients, every recipe (the caches: 1 writer, 2 readers) and the `zkr` command line tool. */
+/** The default mix: 25 clients, every recipe (the caches: 1 writer, 2 readers; a double barrier of 3), and the `zkr` command line tool. */
 export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   mutex: 3,
   semaphore: 3,
