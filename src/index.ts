@@ -75,6 +75,8 @@ export * from './rwlock/index.js';
 export * from './leader/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
+export * from './barrier/index.js';
+export * from './multilock/index.js';
 
 // Observability: the diagnostics channels and what they publish.
 export * from './observability/index.js';
