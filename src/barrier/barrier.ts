@@ -17,8 +17,9 @@ export type BarrierOptions = Record<string, never>;
  * `remove()` deletes it, and `wait()` returns once it is gone. Java services using Curator and
  * Node services using zk-recipes share a barrier on the same path, either side setting it.
  *
- * - `wait()` reads the node with a data watch: one notification per removal, no polling; a
- *   wait that gives up (timeout, abort, close) removes its watch from the server.
+ * - `wait()` first `sync`s (a lagging follower could otherwise still show a barrier set
+ *   elsewhere as absent), then reads the node with a data watch: one notification per removal,
+ *   no polling; a wait that gives up (timeout, abort, close) removes its watch from the server.
  * - **On session loss** a wait goes on with the next session (the barrier is a persistent node:
  *   it does not end with a session); with `renewOnLoss` off it rejects with the session's error.
  * - `set()` and `remove()` are idempotent: setting a set barrier or removing a removed one is
@@ -99,6 +100,9 @@ export class Barrier {
     checkOpen(this.closedFlag, this.session, 'barrier', this.path);
     const link = linkWait(options, 'wait', this.closer.signal);
     try {
+      // A follower answers from its own copy: without this, a barrier another session has just
+      // set could still read as absent on a lagging member, and the wait would return at once.
+      await this.session.sync(this.path, { signal: link.signal });
       for (;;) {
         let changed: Promise<unknown>;
         try {

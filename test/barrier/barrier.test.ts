@@ -54,6 +54,28 @@ describe('Barrier', () => {
     await fx.observer.delete(path);
   });
 
+  test('a wait goes on with the next session after its session expires, and ends when the barrier is removed', async () => {
+    const path = uniquePath('barrier-expiry');
+    const [setterSession] = await fx.sessionsN(1);
+    const proxy = await fx.proxy();
+    const victimSession = await fx.pool.connect(`127.0.0.1:${proxy.port}`, { sessionTimeoutMs: 4000 });
+    const setter = new Barrier(setterSession!, path);
+    await setter.set();
+    const waiter = new Barrier(victimSession, path);
+    let done = false;
+    const waiting = waiter.wait({ timeoutMs: 60_000 }).then(() => (done = true));
+    const first = victimSession.sessionId;
+    await waitFor(async () => ((await fx.server.watchesBySession()).get(`0x${first.toString(16)}`) ?? []).includes(path), { timeoutMs: 5000, message: 'the waiter watches the barrier' });
+    await expireSession(victimSession, proxy);
+    await waitFor(() => victimSession.sessionId !== first && victimSession.state === 'CONNECTED', { timeoutMs: 20_000, message: 'a new session' });
+    await waitFor(async () => ((await fx.server.watchesBySession()).get(`0x${victimSession.sessionId.toString(16)}`) ?? []).includes(path), { timeoutMs: 10_000, message: 'the wait watches again in the new session' });
+    assert.equal(done, false, 'the barrier is still set: the wait goes on');
+    await setter.remove();
+    await withTimeout(waiting, 10_000, 'the wait ends once the barrier is removed');
+    await waiter.close();
+    await setter.close();
+  });
+
   test('bad input is refused', async () => {
     const [a] = await fx.sessionsApart(1);
     assert.throws(() => new Barrier(a!, 'no-slash'), InvalidArgumentError);
