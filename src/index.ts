@@ -75,3 +75,4 @@ export * from './rwlock/index.js';
 export * from './leader/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
+export * from './nodes/index.js';
