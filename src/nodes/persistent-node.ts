@@ -190,6 +190,8 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
     const prefix = this.#protection ? protectedPrefix(randomUUID()) : '';
     const target = this.#protection ? `${parent === '/' ? '' : parent}/${prefix}${this.#path.slice(slash + 1)}` : this.#path;
     const mode = this.#mode as CreateMode;
+    // Kept until the create is settled: close() looks it up if its reply was lost.
+    this.#pending = { parent, prefix, target, sequential };
     for (;;) {
       try {
         const created = await this.#session.create(target, { data: this.#data, mode, signal: this.#closing.signal });
@@ -218,15 +220,19 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
     }
   }
 
-  async #find(parent: string, prefix: string, target: string, sequential: boolean): Promise<string | undefined> {
-    await this.#session.sync(parent, { signal: this.#closing.signal });
-    if (!sequential && !this.#protection) return (await this.#session.exists(target, { signal: this.#closing.signal })) ? target : undefined;
-    const { children } = await this.#session.getChildren(parent, { signal: this.#closing.signal });
+  #pending: { parent: string; prefix: string; target: string; sequential: boolean } | undefined;
+
+  async #find(parent: string, prefix: string, target: string, sequential: boolean, signal: AbortSignal = this.#closing.signal): Promise<string | undefined> {
+    await this.#session.sync(parent, { signal });
+    if (!sequential && !this.#protection) return (await this.#session.exists(target, { signal })) ? target : undefined;
+    if (!this.#protection) return undefined; // an unprotected sequential name cannot be found again (as Curator)
+    const { children } = await this.#session.getChildren(parent, { signal });
     const name = children.find((c) => c.startsWith(prefix));
     return name === undefined ? undefined : `${parent === '/' ? '' : parent}/${name}`;
   }
 
   #settle(path: string): string {
+    this.#pending = undefined;
     if (this.#closing.signal.aborted) {
       // Created as we closed: delete it, not an orphan.
       void this.#session.delete(path).catch(() => undefined);
@@ -245,6 +251,14 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
     this.#session.off('session', this.#onSession);
     this.#wake?.();
     await this.#loop?.catch(() => undefined);
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (pending !== undefined && this.#actual === undefined) {
+      // A create whose reply was lost as we closed: find it by its protected name (or exact
+      // path) and delete it, within a bound, so close leaves no orphan.
+      const found = await this.#find(pending.parent, pending.prefix, pending.target, pending.sequential, AbortSignal.timeout(10000)).catch(() => undefined);
+      if (found !== undefined) await this.#session.delete(found).catch(() => undefined);
+    }
     const at = this.#actual;
     this.#actual = undefined;
     if (at !== undefined) await this.#session.delete(at).catch((e: unknown) => {
