@@ -75,6 +75,7 @@ export * from './rwlock/index.js';
 export * from './leader/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
+export * from './nodes/index.js';
 export * from './barrier/index.js';
 export * from './multilock/index.js';
 
