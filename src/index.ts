@@ -75,3 +75,5 @@ export * from './rwlock/index.js';
 export * from './leader/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
+// Shared values, counts and atomic numbers (Curator's SharedValue, SharedCount, DistributedAtomicLong).
+export * from './shared/index.js';
