@@ -490,6 +490,8 @@ export class SharedValue extends SharedBase<Buffer> {
  *
  * @example
  * ```ts
+ * import { SharedCount } from 'zk-recipes';
+ *
  * await using count = new SharedCount(session, '/config/workers', 4);
  * await count.start({ timeoutMs: 5000 });
  * const seen = count.get();
