@@ -11,7 +11,9 @@ import { TestingServer } from '../src/testing/index.js';
 import { cacheEvents, cacheLatency, cacheLoad } from './caches.js';
 import { zkrStartup } from './cli.js';
 import { BenchContext } from './context.js';
+import { traced, withCpu } from './traced.js';
 import { leaderFailover, queue, queueLarge } from './others.js';
+import { barrierRoundTrip, multilockCycles } from './barrier.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
 import type { Result } from './metrics.js';
 import { scaleQueue } from './scale-queue.js';
@@ -31,13 +33,18 @@ interface Workload {
 /** The workloads of WORKLOADS.md, in order, then ours; `extra` ones run only when named in --only. */
 const WORKLOADS: Record<string, Workload> = {
   raw_seq: { run: rawSeq },
-  raw_pipelined: { run: rawPipelined },
-  mutex_uncontended: { run: mutexUncontended },
+  raw_pipelined: { run: withCpu(rawPipelined) },
+  mutex_uncontended: { run: withCpu(mutexUncontended) },
+  // The same two with a no-op subscriber on every diagnostics channel (the cost of tracing).
+  raw_pipelined_traced: { run: traced(rawPipelined) },
+  mutex_uncontended_traced: { run: traced(mutexUncontended) },
   mutex_contended: { run: mutexContended },
   semaphore: { run: (ctx) => semaphore(ctx) },
   semaphore_curator_v2: { run: (ctx) => semaphore(ctx, 'curator-v2') },
   rwlock: { run: rwlock },
   leader_failover: { run: leaderFailover },
+  barrier_round_trip: { run: barrierRoundTrip },
+  multilock_cycle: { run: multilockCycles },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
   zkr_startup: { run: zkrStartup },
@@ -120,7 +127,7 @@ try {
             }),
           ]);
           if (name === 'raw_seq') rawSeqRate = Number(line.ops_per_s);
-          else if (rawSeqRate && !w.sizes && name !== 'raw_pipelined' && name !== 'leader_failover' && name !== 'zkr_startup' && !name.startsWith('cache_')) line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
+          else if (rawSeqRate && !w.sizes && name !== 'raw_pipelined' && name !== 'raw_pipelined_traced' && name !== 'leader_failover' && name !== 'zkr_startup' && !name.startsWith('cache_')) line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
           if (values.apart) line.apart = 1;
           console.log(JSON.stringify(line));
         } catch (err) {

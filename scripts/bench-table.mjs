@@ -7,7 +7,7 @@ const ANCHORS = ['curator', 'kazoo'];
 const LABELS = { curator: 'Curator' };
 /** zk-recipes workloads without a namesake in the anchors, and what they are compared with. */
 const ANCHOR_WORKLOAD = { semaphore_curator_v2: 'semaphore' };
-const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', mutex_uncontended: 'cycles/s', mutex_contended: 'acq/s', semaphore: 'leases/s', semaphore_curator_v2: 'leases/s', rwlock: 'acq/s', leader_failover: 'ms p50 / p99', queue: 'items/s', queue_at_least_once: 'items/s', queue_200k: 'items/s', cache_load: 'nodes/s', cache_latency: 'ms p50 / p99', cache_events: 'events/s' };
+const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', raw_pipelined_traced: 'ops/s', mutex_uncontended: 'cycles/s', mutex_uncontended_traced: 'cycles/s', mutex_contended: 'acq/s', semaphore: 'leases/s', semaphore_curator_v2: 'leases/s', rwlock: 'acq/s', leader_failover: 'ms p50 / p99', queue: 'items/s', queue_at_least_once: 'items/s', queue_200k: 'items/s', cache_load: 'nodes/s', cache_latency: 'ms p50 / p99', cache_events: 'events/s' };
 /** Workloads whose figure is a latency (p50 / p99 ms; lower is better) rather than a rate. */
 const LATENCY = new Set(['leader_failover', 'cache_latency']);
 

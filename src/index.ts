@@ -75,5 +75,10 @@ export * from './rwlock/index.js';
 export * from './leader/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
-// Shared values, counts and atomic numbers (Curator's SharedValue, SharedCount, DistributedAtomicLong).
+// Shared values and counts (Curator's SharedValue, SharedCount).
 export * from './shared/index.js';
+export * from './barrier/index.js';
+export * from './multilock/index.js';
+
+// Observability: the diagnostics channels and what they publish.
+export * from './observability/index.js';

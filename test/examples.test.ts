@@ -13,6 +13,7 @@ import { main as rwlockExample } from '../examples/rwlock.js';
 import { main as leaderExample } from '../examples/leader.js';
 import { main as queueExample } from '../examples/queue.js';
 import { main as cacheExample } from '../examples/cache.js';
+import { main as barrierExample } from '../examples/barrier.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -162,4 +163,33 @@ test('examples/cache.ts: 2 instances load the settings, see each change in order
   await onlyObserverLeft();
   const watches = await server.watchesBySession();
   assert.deepEqual([...watches.values()].flat().filter((p) => p.startsWith(path)), []);
+});
+
+test('examples/barrier.ts: 3 workers held at a gate, none starts before all entered, none finishes before all are done; nothing left', async () => {
+  const path = unique('batch');
+  const gate = unique('gate');
+  const coordinator = await ZkSession.connect(server.connectString);
+  try {
+    const { Barrier } = await import('../src/index.js');
+    const barrier = new Barrier(coordinator, gate);
+    await barrier.set();
+    let started = 0;
+    let finished = 0;
+    const log: string[] = [];
+    const work = async (): Promise<void> => {
+      log.push(`start with ${++started} started`);
+      await sleep(20);
+      finished++;
+    };
+    const workers = [1, 2, 3].map(() => barrierExample(server.connectString, { path, gate, work }).then((ok) => (log.push(`done with ${finished} finished`), ok)));
+    await waitFor(async () => ((await server.watchesBySession()).size >= 3), { timeoutMs: 10_000, message: 'the workers wait at the gate' });
+    assert.equal(started, 0, 'nobody passes the gate while it is set');
+    await barrier.remove();
+    assert.deepEqual(await Promise.all(workers), [true, true, true]);
+    assert.equal(started, 3);
+    for (const line of log.filter((l) => l.startsWith('done'))) assert.equal(line, 'done with 3 finished');
+    assert.equal(await observer.exists(path), null, 'the batch left nothing');
+  } finally {
+    await coordinator.close();
+  }
 });

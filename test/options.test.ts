@@ -20,6 +20,9 @@ import {
   Mutex,
   ReadWriteLock,
   Semaphore,
+  Barrier,
+  DoubleBarrier,
+  MultiLock,
   ZkSession,
 } from '../src/index.js';
 import {
@@ -156,6 +159,12 @@ const entries: Entry[] = [
   { name: 'semaphore.acquire(n)', source: { type: 'AcquireOptions' }, call: (x) => keep(new Semaphore(s, '/m', { maxLeases: 2 })).acquire(1, o(x)), poison: aborted },
   { name: 'readLock.acquire', source: { type: 'AcquireOptions' }, call: (x) => keep(new ReadWriteLock(s, '/m')).readLock().acquire(o(x)), poison: aborted },
   { name: 'writeLock.runExclusive', source: { type: 'AcquireOptions' }, call: (x) => keep(new ReadWriteLock(s, '/m')).writeLock().runExclusive(() => 1, o(x)), poison: aborted },
+  // Barriers and multi-locks.
+  { name: 'barrier.wait', source: { type: 'BarrierWaitOptions' }, call: (x) => keep(new Barrier(s, '/b')).wait(o(x)), poison: aborted },
+  { name: 'new DoubleBarrier', source: { type: 'DoubleBarrierOptions' }, call: (x) => keep(new DoubleBarrier(s, '/b', o(x))), poison: () => ({ memberCount: 2 }) },
+  { name: 'doubleBarrier.enter', source: { type: 'BarrierWaitOptions' }, call: (x) => keep(new DoubleBarrier(s, '/b', { memberCount: 2 })).enter(o(x)), poison: aborted },
+  { name: 'new MultiLock', source: { type: 'MultiLockOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'], o(x))) },
+  { name: 'multiLock.acquire', source: { type: 'AcquireOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'])).acquire(o(x)), poison: aborted },
   // Leader election.
   { name: 'new LeaderLatch', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderLatch(s, '/l', o(x))) },
   { name: 'new LeaderLatch errorBackoff', source: { property: ['LeaderLatchOptions', 'errorBackoff'] }, call: (x) => keep(new LeaderLatch(s, '/l', { errorBackoff: x })) },

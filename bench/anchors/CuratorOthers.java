@@ -15,6 +15,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.queue.DistributedQueue;
@@ -241,5 +243,59 @@ final class CuratorOthers {
       for (DistributedQueue<String> q : consumers) q.close();
       producer.close();
     }
+  }
+
+  /**
+   * 2 sessions: one sets a DistributedBarrier, the other waits at it (waitOnBarrier on a thread),
+   * the first removes it once the waiter's watch is set; 200 rounds; measured: set until released
+   * (bench/barrier.ts for zk-recipes).
+   */
+  static Map<String, Object> barrierRoundTrip(Ctx ctx) throws Exception {
+    List<CuratorFramework> sessions = ctx.sessions(2);
+    String path = ctx.root + "/barrier";
+    DistributedBarrier setter = new DistributedBarrier(sessions.get(0), path);
+    DistributedBarrier waiter = new DistributedBarrier(sessions.get(1), path);
+    org.apache.zookeeper.ZooKeeper zk = sessions.get(1).getZookeeperClient().getZooKeeper();
+    java.lang.reflect.Method dataWatches = org.apache.zookeeper.ZooKeeper.class.getDeclaredMethod("getDataWatches");
+    dataWatches.setAccessible(true);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    int rounds = 200;
+    List<Double> times = latencies();
+    Counters before = ctx.counters();
+    long start = System.nanoTime();
+    for (int r = 0; r < rounds; r++) {
+      long t = System.nanoTime();
+      setter.setBarrier();
+      Future<Boolean> released = pool.submit(() -> waiter.waitOnBarrier(30, TimeUnit.SECONDS));
+      // As zk-recipes' line: the waiter's watch is set before the removal.
+      while (!((List<?>) dataWatches.invoke(zk)).contains(path)) Thread.onSpinWait();
+      setter.removeBarrier();
+      if (!released.get(30, TimeUnit.SECONDS)) throw new IllegalStateException("the waiter was not released in round " + r);
+      times.add(msSince(t));
+    }
+    double seconds = msSince(start) / 1000;
+    Counters after = ctx.counters();
+    pool.shutdownNow();
+    return ctx.result(rounds, seconds, times, before, after);
+  }
+
+  /** 1 session, an InterProcessMultiLock over 3 mutexes; 200 acquire/release cycles (bench/barrier.ts). */
+  static Map<String, Object> multilockCycles(Ctx ctx) throws Exception {
+    CuratorFramework s = ctx.sessions(1).get(0);
+    List<String> paths = List.of(ctx.root + "/multi-0", ctx.root + "/multi-1", ctx.root + "/multi-2");
+    InterProcessMultiLock lock = new InterProcessMultiLock(s, paths);
+    int rounds = 200;
+    List<Double> times = latencies();
+    Counters before = ctx.counters();
+    long start = System.nanoTime();
+    for (int r = 0; r < rounds; r++) {
+      long t = System.nanoTime();
+      if (!lock.acquire(30, TimeUnit.SECONDS)) throw new IllegalStateException("multi-lock not acquired in round " + r);
+      lock.release();
+      times.add(msSince(t));
+    }
+    double seconds = msSince(start) / 1000;
+    Counters after = ctx.counters();
+    return ctx.result(rounds, seconds, times, before, after);
   }
 }

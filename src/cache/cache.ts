@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { points } from '../observability/channels.js';
 import type { ZkSession } from '../client/session.js';
 import type { PersistentWatch } from '../client/persistent-watch.js';
 import type { ConnectionState, WatchEvent } from '../client/types.js';
@@ -341,7 +342,9 @@ export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>
 
   #setState(state: CacheState): void {
     if (this.#state === state) return;
+    const previous = this.#state;
     this.#state = state;
+    if (points.cacheState.hasSubscribers) points.cacheState.publish({ cache: this.#kind.what === 'node cache' ? 'node' : this.#kind.what === 'tree cache' ? 'tree' : 'children', path: this.path, state, previous });
     for (const w of [...this.#stateWaiters]) w();
   }
 

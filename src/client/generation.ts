@@ -275,6 +275,12 @@ export class Generation {
     return backoffDelay(reconnectBackoff(this.timeoutMs), this.failedAttempts - 1);
   }
 
+  /** The server this generation's socket is connected to, `host:port` (undefined between connections). */
+  get server(): string | undefined {
+    const socket = this.raw.connectionManager.socket;
+    return socket?.remoteAddress === undefined ? undefined : `${socket.remoteAddress}:${socket.remotePort}`;
+  }
+
   /**
    * Runs every T/20 (at most 250 ms). node-zookeeper-client pings only after a third of the
    * session timeout of silence *in both directions*, and its pings are answered by whichever

@@ -6,6 +6,7 @@
  * @internal
  * @module
  */
+import { points } from '../observability/channels.js';
 import { EventEmitter } from 'eventemitter3';
 import { ClosedError, InvalidArgumentError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { deferred, raceAbort } from '../util/abort.js';
@@ -402,6 +403,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     const prev = this.currentState;
     if (prev === next) return;
     this.currentState = next;
+    if (points.sessionState.hasSubscribers) points.sessionState.publish({ sessionId: this.gen.sessionId, state: next, previous: prev, connectString: this.connectString });
     this.safeEmit('state', next, prev);
   }
 

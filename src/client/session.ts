@@ -35,6 +35,8 @@ export type { SessionCounters, SessionCredentials, SessionEvents, SessionInfo, S
 type Arm = (gen: Generation, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void) => void;
 
 import { PersistentWatch } from './persistent-watch.js';
+import { traced, tracing, type SessionRequestContext } from '../observability/channels.js';
+import { codeOf } from '../observability/trace.js';
 
 /** Options of one request. @group Sessions */
 export interface CallOptions {
@@ -232,6 +234,22 @@ export class ZkSession extends SessionLifecycle {
     const gen = this.gen;
     // After LOST without renewal: nothing can be sent on that session any more.
     if (gen.dead) return Promise.reject(new SessionExpiredError('SESSION_EXPIRED', `${op} on ${path ?? '?'}: the session ended`, { zkCode: ZK_SESSION_EXPIRED, path, op }));
+    if (!traced(tracing.sessionRequest)) return this.send(gen, op, path, send, signal, abandonable, ledger, undefined);
+    const ctx: SessionRequestContext = { op, path, sessionId: gen.sessionId, server: gen.server };
+    return tracing.sessionRequest.tracePromise(() => this.send(gen, op, path, send, signal, abandonable, ledger, ctx), ctx);
+  }
+
+  /** The body of {@link call}: `ctx` (a trace's context) gets the outcome. */
+  private send<T>(
+    gen: Generation,
+    op: keyof SessionCounters,
+    path: string | undefined,
+    send: (gen: Generation, done: (err: RawError | ZooKeeperError | null, value?: T) => void) => void,
+    signal: AbortSignal | undefined,
+    abandonable: boolean,
+    ledger: Ledger | undefined,
+    ctx: SessionRequestContext | undefined,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       let sent = false;
@@ -244,6 +262,21 @@ export class ZkSession extends SessionLifecycle {
         unsubscribe();
         fn();
       };
+      if (ctx) {
+        const done = { resolve, reject };
+        const startedAt = performance.now();
+        resolve = (value) => {
+          ctx.outcome = 'ok';
+          ctx.durationMs = performance.now() - startedAt;
+          done.resolve(value);
+        };
+        reject = (reason: unknown) => {
+          ctx.outcome = 'error';
+          ctx.errorCode = codeOf(reason);
+          ctx.durationMs = performance.now() - startedAt;
+          done.reject(reason);
+        };
+      }
       const untrack = gen.track({ reject: (reason) => settle(() => reject(reason)) });
       // One listener per signal however many calls share it (a caller's, a recipe's).
       const unsubscribe = signal
@@ -255,6 +288,7 @@ export class ZkSession extends SessionLifecycle {
         if (settled) return;
         sent = true;
         if (ledger) ledger.sent = true;
+        if (ctx) (ctx as { server: string | undefined }).server = gen.server;
         this.stats[op] += 1;
         const sentAt = performance.now();
         try {

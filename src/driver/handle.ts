@@ -6,6 +6,7 @@
 import type { ZkSession } from '../client/session.js';
 import type { Op, OpResult, WatchEvent } from '../client/types.js';
 import { LockLostError, NoNodeError, NotHeldError } from '../errors.js';
+import type { LockLossReason } from '../observability/channels.js';
 import { onAbort } from '../util/signals.js';
 import type { HeldNodes } from './lock-driver.js';
 
@@ -16,8 +17,8 @@ export interface HandleHooks {
    * does the recipe's bookkeeping. Resolves to whether the nodes were still there to delete.
    */
   release(handle: LockHandle, held: HeldNodes): Promise<boolean>;
-  /** Reports a loss (event). */
-  lost(handle: LockHandle, reason: LockLostError): void;
+  /** Reports a loss (event), and what kind of loss it was. */
+  lost(handle: LockHandle, reason: LockLostError, why: LockLossReason): void;
 }
 
 /**
@@ -50,6 +51,8 @@ export class LockHandle implements AsyncDisposable {
   private releasing: Promise<void> | undefined;
   /** Given up by the recipe (lossPolicy 'suspended'): its node is being deleted in the background. */
   private relinquished = false;
+  /** @internal When it was granted (`performance.now()`), for hold times. */
+  readonly grantedAt = performance.now();
   /** Ends our subscription to the session's signal (one listener for every handle of it). */
   private readonly unfollowSession: () => void;
 
@@ -63,7 +66,7 @@ export class LockHandle implements AsyncDisposable {
     this.path = held.paths[0] as string;
     this.fencingToken = held.czxid;
     this.sessionId = held.sessionId;
-    const onSessionEnd = (): void => this.lose(`the session 0x${held.sessionId.toString(16)} ended`, held.sessionSignal.reason);
+    const onSessionEnd = (): void => this.lose(`the session 0x${held.sessionId.toString(16)} ended`, held.sessionSignal.reason, 'session');
     if (held.sessionSignal.aborted) queueMicrotask(onSessionEnd);
     this.unfollowSession = onAbort(held.sessionSignal, onSessionEnd);
     if (held.ownWatch) this.followOwnNode(held.ownWatch);
@@ -96,12 +99,12 @@ export class LockHandle implements AsyncDisposable {
     );
   }
 
-  private lose(why: string, cause?: unknown): void {
+  private lose(why: string, cause?: unknown, kind: LockLossReason = 'node-deleted'): void {
     if (this.releasing || this.controller.signal.aborted) return;
     const reason = new LockLostError(`lock ${this.path} lost: ${why}`, { path: this.path, cause });
     this.unfollowSession();
     this.controller.abort(reason);
-    this.hooks.lost(this, reason);
+    this.hooks.lost(this, reason, kind);
   }
 
   /**
@@ -126,7 +129,7 @@ export class LockHandle implements AsyncDisposable {
         // Our node was gone before we released it (deleted by someone): the lock was not ours.
         lost = new LockLostError(`lock ${this.path} lost: our node was already gone at release`, { path: this.path });
         this.controller.abort(lost);
-        this.hooks.lost(this, lost);
+        this.hooks.lost(this, lost, 'node-deleted');
       }
     })();
     return this.releasing.then(() => {
@@ -145,7 +148,7 @@ export class LockHandle implements AsyncDisposable {
    */
   relinquish(why: string): void {
     if (this.releasing || this.controller.signal.aborted) return;
-    this.lose(why);
+    this.lose(why, undefined, 'suspended');
     this.relinquished = true;
     this.unfollowSession();
     this.releasing = this.hooks.release(this, this.held).then(
@@ -180,7 +183,7 @@ export class LockHandle implements AsyncDisposable {
 
   /** @internal The recipe learnt that our node is gone (e.g. a downgrade found it so). */
   noteLost(why: string, cause?: unknown): void {
-    this.lose(why, cause);
+    this.lose(why, cause, 'node-deleted');
   }
 
   /**

@@ -86,6 +86,11 @@ export interface AcquireRequest {
    * created (semaphores check its data, and that no other layout shares the path).
    */
   readonly onListing?: (dirStat: Stat, children: readonly string[]) => Promise<void> | void;
+  /**
+   * Called on each listing with how many nodes are ahead of our (first) node, its path and the
+   * first node's path: for traces and progress reports only (must not throw).
+   */
+  readonly onPlace?: (position: number, nodePath: string, headPath: string) => void;
 }
 
 /** A held node whose place a new node takes (a {@link LockHandle} is one). */

@@ -9,9 +9,11 @@ import { Mutex as AsyncMutex } from 'async-mutex';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
-import { checkBoolean, checkFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
+import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
 import { linkSignals } from '../util/signals.js';
+import { acquireTracing, points, type AcquireContext, type AcquireMode, type AcquireProgress, type AcquireRecipe } from '../observability/channels.js';
+import { codeOf, failureOutcome, traceWith } from '../observability/trace.js';
 import { LockHandle } from './handle.js';
 import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
@@ -67,10 +69,16 @@ export interface AcquireOptions {
   timeoutMs?: number;
   /** Give up when this aborts, rejecting with its reason. */
   signal?: AbortSignal;
+  /**
+   * Called while waiting, each time our place in the queue changes: how many nodes are ahead
+   * and who holds (the first node's participant id, read once per holder: without this option
+   * nothing is read for it). Not called for a grant at once. A throw is ignored.
+   */
+  onProgress?: (progress: AcquireProgress) => void;
 }
 
 /** The keys of {@link AcquireOptions}. @internal */
-export const ACQUIRE_OPTION_KEYS = optionKeys<AcquireOptions>({ timeoutMs: true, signal: true });
+export const ACQUIRE_OPTION_KEYS = optionKeys<AcquireOptions>({ timeoutMs: true, signal: true, onProgress: true });
 
 /** A node in a lock's queue, as `participants()` reports it. @group Recipes */
 export interface Participant {
@@ -125,6 +133,9 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private used = false;
   /** The layouts of this recipe's nodes under its path: other recipes' nodes there are refused. */
   protected readonly ownLayouts: readonly LayoutId[];
+  /** How its acquisitions are named on the diagnostics channels. */
+  private readonly traceAs: { readonly recipe: AcquireRecipe; readonly mode: AcquireMode };
+  private readonly participantId: string;
 
   protected constructor(
     protected readonly session: ZkSession,
@@ -150,7 +161,9 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       throw new InvalidArgumentError(`reapParentAfterMs must be a number of ms from 0 to ${MAX_TIMER_MS} (the longest a timer can wait), or Infinity, got ${describe(grace)}`);
     }
     this.path = path;
-    this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
+    this.participantId = options.participantId ?? `${hostname()}:${process.pid}`;
+    this.data = Buffer.from(this.participantId);
+    this.traceAs = traceNames(what);
     if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
     this.watchOwnNode = checkBoolean(options.watchOwnNode, 'watchOwnNode', false);
     const lossPolicy = options.lossPolicy === undefined ? 'lost' : options.lossPolicy;
@@ -217,11 +230,51 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
    * Acquires `count` adjacent nodes; the shared body of every recipe's `acquire`. With
    * `inPlaceOf`, one node in that held node's place, or {@link LockLostError} once it is gone.
    */
-  protected async acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
-    const opts = checkOptions(options, 'acquire', ACQUIRE_OPTION_KEYS);
-    const timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
-    const userSignal = checkSignal(opts.signal);
-    this.assertOpen();
+  protected acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
+    let opts: AcquireOptions, timeoutMs: number | undefined, userSignal: AbortSignal | undefined, onProgress: AcquireOptions['onProgress'];
+    try {
+      opts = checkOptions(options, 'acquire', ACQUIRE_OPTION_KEYS);
+      timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
+      userSignal = checkSignal(opts.signal);
+      onProgress = checkOptionalFunction(opts.onProgress, 'onProgress');
+      this.assertOpen();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const { recipe, mode } = this.traceAs;
+    const startedAt = performance.now();
+    return traceWith(
+      acquireTracing[recipe],
+      (): AcquireContext => ({ recipe, mode, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId, timeoutMs: tryOnce ? undefined : timeoutMs, nonblocking: tryOnce, leases: count }),
+      async (ctx) => {
+        try {
+          const handle = await this.acquireChecked(count, timeoutMs, userSignal, tryOnce, inPlaceOf, ctx, onProgress, startedAt);
+          if (ctx) ctx.outcome = handle ? 'acquired' : 'miss';
+          if (!handle && points.lockMiss.hasSubscribers) points.lockMiss.publish({ recipe, mode, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId });
+          return handle;
+        } catch (err) {
+          if (ctx) {
+            ctx.outcome = failureOutcome(err, userSignal);
+            ctx.errorCode = codeOf(err);
+          }
+          throw err;
+        } finally {
+          if (ctx) ctx.waitMs = performance.now() - startedAt;
+        }
+      },
+    );
+  }
+
+  private async acquireChecked(
+    count: number,
+    timeoutMs: number | undefined,
+    userSignal: AbortSignal | undefined,
+    tryOnce: boolean,
+    inPlaceOf: InPlaceOf | undefined,
+    ctx: AcquireContext | undefined,
+    onProgress: AcquireOptions['onProgress'],
+    startedAt: number,
+  ): Promise<LockHandle | null> {
     this.used = true;
     for (const dir of this.directories()) this.reaper.cancel(dir);
     // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
@@ -236,6 +289,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       watchOwnNode: this.watchOwnNode,
       onListing: (stat, children) => this.checkDirectory(stat, children),
       inPlaceOf,
+      onPlace: ctx || onProgress || points.lockProgress.hasSubscribers ? this.placeReporter(ctx, onProgress, link ? link.signal : this.closeController.signal) : undefined,
     });
     this.pending.add(attempt);
     try {
@@ -253,8 +307,18 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     }
     const handle = new LockHandle(this.session, held, {
       release: (h, nodes) => this.releaseHandle(h, nodes),
-      lost: (h, reason) => this.emit('lost', h, reason),
+      lost: (h, reason, why) => {
+        if (points.lockLost.hasSubscribers) {
+          const { recipe, mode } = this.traceAs;
+          points.lockLost.publish({ recipe, mode, path: this.path, nodePath: h.path, fencingToken: h.fencingToken, sessionId: h.sessionId, reason: why, error: reason, holdMs: performance.now() - h.grantedAt });
+        }
+        this.emit('lost', h, reason);
+      },
     });
+    if (ctx) {
+      ctx.nodePath = handle.path;
+      ctx.fencingToken = handle.fencingToken;
+    }
     const accepted = await this.state.runExclusive(() => {
       if (this.closing) return false;
       this.held.add(handle);
@@ -264,14 +328,59 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       await handle.release().catch(() => undefined);
       throw new ClosedError(`${this.what} ${this.path} was closed while acquiring`);
     }
+    if (points.lockGranted.hasSubscribers) {
+      const { recipe, mode } = this.traceAs;
+      points.lockGranted.publish({ recipe, mode, path: this.path, nodePath: handle.path, fencingToken: handle.fencingToken, sessionId: handle.sessionId, participantId: this.participantId, waitMs: performance.now() - startedAt });
+    }
     this.emit('acquired', handle);
     return handle;
+  }
+
+  /**
+   * What the driver calls with our place on each listing: the first one is the trace's queue
+   * position; a change is reported to `onProgress` and the progress channel, with the holder's
+   * participant id (one read per holder, only for those listeners).
+   */
+  private placeReporter(ctx: AcquireContext | undefined, onProgress: AcquireOptions['onProgress'], signal: AbortSignal): (position: number, nodePath: string, headPath: string) => void {
+    let last = -1;
+    let holder: { path: string; id: Promise<string | undefined> } | undefined;
+    const { recipe, mode } = this.traceAs;
+    return (position, nodePath, headPath) => {
+      if (ctx && ctx.queuePosition === undefined) ctx.queuePosition = position;
+      if (position === last || position === 0) return;
+      last = position;
+      if (!onProgress && !points.lockProgress.hasSubscribers) return;
+      if (holder?.path !== headPath) {
+        holder = {
+          path: headPath,
+          id: this.session.getData(headPath, { signal }).then(
+            (d) => d.data.toString('utf8'),
+            () => undefined,
+          ),
+        };
+      }
+      const at = holder;
+      void at.id.then((holderId) => {
+        if (signal.aborted || position !== last) return;
+        const progress: AcquireProgress = { recipe, mode, path: this.path, nodePath, position, holderPath: at.path, holderId };
+        try {
+          onProgress?.(progress);
+        } catch {
+          // a progress listener's throw must not end the wait
+        }
+        if (points.lockProgress.hasSubscribers) points.lockProgress.publish(progress);
+      });
+    };
   }
 
   private async releaseHandle(handle: LockHandle, nodes: HeldNodes): Promise<boolean> {
     const deleted = await this.driver.release(nodes.paths, nodes.sessionSignal, nodes.markRelease);
     await this.state.runExclusive(() => this.held.delete(handle));
     for (const dir of this.directories()) this.reaper.touch(dir);
+    if (points.lockReleased.hasSubscribers) {
+      const { recipe, mode } = this.traceAs;
+      points.lockReleased.publish({ recipe, mode, path: this.path, nodePath: handle.path, fencingToken: handle.fencingToken, sessionId: handle.sessionId, holdMs: performance.now() - handle.grantedAt });
+    }
     this.emit('released', handle);
     return deleted;
   }
@@ -369,6 +478,20 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   protected assertOpen(): void {
     if (this.closing) throw new ClosedError(`${this.what} ${this.path} is closed`);
     if (this.session.closed) throw new ClosedError(`the session of ${this.what} ${this.path} is closed`);
+  }
+}
+
+/** The names a recipe's `what` traces its acquisitions under. */
+function traceNames(what: string): { recipe: AcquireRecipe; mode: AcquireMode } {
+  switch (what) {
+    case 'semaphore':
+      return { recipe: 'semaphore', mode: 'shared' };
+    case 'read lock':
+      return { recipe: 'rwlock', mode: 'read' };
+    case 'write lock':
+      return { recipe: 'rwlock', mode: 'write' };
+    default:
+      return { recipe: 'mutex', mode: 'exclusive' };
   }
 }
 

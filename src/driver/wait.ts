@@ -40,6 +40,8 @@ interface View {
   size: number;
   /** Nothing was ahead of our node. */
   head: boolean;
+  /** Told our place on each listing (see {@link AcquireRequest.onPlace}). */
+  readonly place: AcquireRequest['onPlace'];
 }
 
 /** How a wait ended: not granted (a try-once), or granted (and whether we are the head). */
@@ -97,7 +99,7 @@ export class TurnWait {
     const ours = entered.names[0] as string;
     // Listings are read only in the helpers below: a suspended async function keeps every value
     // it ever awaited in its registers, and this one waits long.
-    const view: View = { size: 0, head: false };
+    const view: View = { size: 0, head: false, place: req.onPlace };
     let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
     const watches = new Map<string, WatchRecord>();
     const dropWatch = (name: string): void => {
@@ -261,6 +263,7 @@ export class TurnWait {
     const index = queue.findIndex((n) => n.name === ours);
     if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
     view.head = index === 0;
+    view.place?.(index, joinPath(this.dir, ours), joinPath(this.dir, (queue[0] as QueueNode).name));
     const decision = this.spec.predicate(queue, index, count);
     if (decision.hold) return undefined;
     // Copies: a name sliced from the listing would keep the whole reply alive.

@@ -9,6 +9,8 @@ import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from '../client/validate.js';
 import { layoutsOf, OneHolderDirectory, ONE_HOLDER_RECORD, refuseForeign, type LayoutId } from '../driver/layouts.js';
+import { points, tracing, type AcquireContext, type LockLossReason } from '../observability/channels.js';
+import { codeOf, failureOutcome, traceWith } from '../observability/trace.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
@@ -168,6 +170,9 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private loop: Promise<void> | undefined;
   private leadership: AbortController | undefined;
   private termToken: bigint | undefined;
+  /** The current term, for the leader channels. */
+  private term: { readonly nodePath: string; readonly sessionId: bigint; readonly startedAt: number } | undefined;
+  private readonly participantId: string;
   // Aborted when the election loop stopped for good (session closed, or LOST for good).
   private readonly ended = new AbortController();
   private readonly onState: (s: ConnectionState) => void;
@@ -199,7 +204,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.path = path;
     this.policy = policy;
     this.kinds = [lockName];
-    this.data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
+    this.participantId = options.participantId ?? `${hostname()}:${process.pid}`;
+    this.data = Buffer.from(this.participantId);
     if (this.data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${this.data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
     this.layouts = layoutsOf(lockName);
     // `lock-` nodes, as a mutex's: one holder at a time, recorded as a mutex records it.
@@ -207,7 +213,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1), handoff: true, ...(this.oneHolder && { dirData: ONE_HOLDER_RECORD }) });
     this.reaper = new ParentReaper(session, 10_000);
     this.onState = (s) => {
-      if (s === 'SUSPENDED' && this.policy === 'suspended') this.endLeadership(new LockLostError(`leadership of ${this.path} ended: connection suspended`, { path }));
+      if (s === 'SUSPENDED' && this.policy === 'suspended') this.endLeadership(new LockLostError(`leadership of ${this.path} ended: connection suspended`, { path }), 'suspended');
     };
   }
 
@@ -350,7 +356,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       try {
         await this.session.waitConnected({ signal: stop });
         this.reaper.cancel(this.path);
-        held = await this.driver.acquire({ signal: stop, data: this.data, watchOwnNode: this.watchOwnNode, onListing: (stat, children) => this.inElection(stat, children) });
+        held = await this.campaign(stop);
         // Closed while the grant was on its way: never lead (the finally removes the node).
         if (!held || stop.aborted) continue;
         // Our node must belong to the session we are connected with now (CURATOR-696).
@@ -383,6 +389,44 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     }
   }
 
+  /** One candidacy: from entering the election to being elected (traced as a campaign). */
+  private campaign(stop: AbortSignal): Promise<HeldNodes | null> {
+    const startedAt = performance.now();
+    return traceWith(
+      tracing.leaderCampaign,
+      (): AcquireContext => ({ recipe: 'leader', mode: 'exclusive', path: this.path, participantId: this.participantId, sessionId: this.session.sessionId, timeoutMs: undefined, nonblocking: false, leases: 1 }),
+      async (ctx) => {
+        try {
+          const held = await this.driver.acquire({
+            signal: stop,
+            data: this.data,
+            watchOwnNode: this.watchOwnNode,
+            onListing: (stat, children) => this.inElection(stat, children),
+            onPlace: ctx
+              ? (position) => {
+                  ctx.queuePosition ??= position;
+                }
+              : undefined,
+          });
+          if (ctx) {
+            ctx.outcome = held && !stop.aborted ? 'acquired' : 'aborted';
+            ctx.nodePath = held?.paths[0];
+            ctx.fencingToken = held?.czxid;
+          }
+          return held;
+        } catch (err) {
+          if (ctx) {
+            ctx.outcome = failureOutcome(err, stop);
+            ctx.errorCode = codeOf(err);
+          }
+          throw err;
+        } finally {
+          if (ctx) ctx.waitMs = performance.now() - startedAt;
+        }
+      },
+    );
+  }
+
   /**
    * Called with the first listing after our node was created: it is in the election now (what
    * `start()` waits for), unless another recipe uses the path ({@link LayoutMismatchError}: the
@@ -409,12 +453,12 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     const leadership = new AbortController();
     this.leadership = leadership;
     this.termToken = held.czxid;
-    const end = (why: string, cause?: unknown): void => this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }));
+    const end = (why: string, kind: LockLossReason, cause?: unknown): void => this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }), kind);
     // The session's signal is shared by every recipe on it: subscribe, never a listener each.
-    const unSession = onAbort(held.sessionSignal, (reason) => end('the session was lost', reason));
-    const unClose = onAbort(this.closeController.signal, () => this.endLeadership(new ClosedError(`leader latch ${this.path} closed`)));
+    const unSession = onAbort(held.sessionSignal, (reason) => end('the session was lost', 'session', reason));
+    const unClose = onAbort(this.closeController.signal, () => this.endLeadership(new ClosedError(`leader latch ${this.path} closed`), 'closed'));
     held.ownWatch?.then(
-      () => end('our node was changed or deleted by someone else'),
+      () => end('our node was changed or deleted by someone else', 'node-deleted'),
       () => undefined,
     );
     try {
@@ -423,6 +467,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         this.leadership = undefined;
         return;
       }
+      this.term = { nodePath: held.paths[0] as string, sessionId: held.sessionId, startedAt: performance.now() };
+      if (points.leaderElected.hasSubscribers) points.leaderElected.publish({ path: this.path, nodePath: this.term.nodePath, term: held.czxid, sessionId: held.sessionId, participantId: this.participantId });
       this.emit('elected', leadership.signal, held.czxid);
       if (!leadership.signal.aborted) await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
     } finally {
@@ -431,11 +477,16 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     }
   }
 
-  private endLeadership(reason: LockLostError | ClosedError): void {
+  private endLeadership(reason: LockLostError | ClosedError, kind: LockLossReason | 'closed'): void {
     const l = this.leadership;
     if (!l || l.signal.aborted) return;
     l.abort(reason);
     this.leadership = undefined;
+    const term = this.term;
+    this.term = undefined;
+    if (term && points.leaderRevoked.hasSubscribers) {
+      points.leaderRevoked.publish({ path: this.path, term: this.termToken ?? 0n, sessionId: term.sessionId, participantId: this.participantId, reason: kind, error: reason, leadMs: performance.now() - term.startedAt });
+    }
     this.emit('revoked', reason);
   }
 

@@ -21,6 +21,7 @@ import { delay } from '../util/abort.js';
 import { LOSS_BACKOFF, untilAnswered } from './backoff.js';
 import type { ItemRef } from './cursor.js';
 import { claimName } from './layout.js';
+import { points } from '../observability/channels.js';
 
 /** An item this consumer holds a claim on. */
 export interface Claimed {
@@ -148,6 +149,9 @@ export class Claims {
       }
       const ops: Op[] = [{ type: 'delete', path: c.ref.path, version: c.version }, ...(withClaim ? [{ type: 'delete' as const, path: c.claim }] : []), ...move];
       const r = await this.settle(c, ops);
+      if (r === 'applied' && points.queueDeadLetter.hasSubscribers) {
+        points.queueDeadLetter.publish({ path: this.deadDir.slice(0, -'/dead'.length), letterPath: letter, attempts: deliveries, reason: error });
+      }
       if (r === 'applied' || r === 'ended' || (r instanceof BadVersionError && r.opIndex === 0)) return;
       if (r instanceof NoNodeError && r.opIndex === 0) return this.dropStale(c);
       if (r instanceof NoNodeError && withClaim && r.opIndex === 1) {

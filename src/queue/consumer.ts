@@ -7,6 +7,7 @@
  * @internal
  * @module
  */
+import { traced, tracing, type QueueHandleContext } from '../observability/channels.js';
 import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
 import { ClosedError, SessionExpiredError } from '../errors.js';
@@ -154,8 +155,20 @@ export class ConsumeRun {
     }
   }
 
-  private async handle(c: Claimed): Promise<void> {
+  private handle(c: Claimed): Promise<void> {
     if (this.stop.aborted) return this.source.claims.release(c);
+    if (!traced(tracing.queueHandle)) return this.handleClaimed(c, undefined);
+    const ctx: QueueHandleContext = { path: this.root, itemPath: c.ref.path, previousAttempts: c.redeliveries };
+    return tracing.queueHandle.tracePromise(() => this.handleClaimed(c, ctx), ctx);
+  }
+
+  private async handleClaimed(c: Claimed, ctx: QueueHandleContext | undefined): Promise<void> {
+    const startedAt = ctx ? performance.now() : 0;
+    const outcome = (o: 'done' | 'failed' | 'lost'): void => {
+      if (!ctx) return;
+      ctx.outcome = o;
+      ctx.durationMs = performance.now() - startedAt;
+    };
     const max = this.config.maxDeliveries;
     if (max !== undefined && c.version > max) {
       // The earlier deliveries ended without the handler's verdict (sessions or processes
@@ -165,11 +178,13 @@ export class ConsumeRun {
     try {
       await this.handler(c.data, { redeliveries: c.redeliveries, path: c.ref.path, signal: c.sessionSignal });
     } catch (err) {
+      outcome('failed');
       this.report(err, { path: c.ref.path, redeliveries: c.redeliveries });
       if (max !== undefined && c.version >= max) return this.source.claims.bury(c, describeError(err), c.version);
       return this.releaseLater(c, backoffDelay(this.config.redelivery, c.version - 1));
     }
     await this.source.claims.ack(c);
+    outcome(c.sessionSignal.aborted ? 'lost' : 'done');
   }
 
   /**

@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { traced, tracing, type QueuePutContext, type QueueTakeContext } from '../observability/channels.js';
+import { codeOf, failureOutcome } from '../observability/trace.js';
 import { hostname } from 'node:os';
 import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
@@ -145,12 +147,50 @@ export class DistributedQueue {
     if (total > this.session.dataLimit) {
       throw new InvalidArgumentError(`putAll of ${items.length} items makes a request of about ${total} bytes, over the ${this.session.dataLimit}-byte limit; split it into smaller batches`, { path: this.path });
     }
-    return this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal), true);
+    if (!traced(tracing.queuePut)) return this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal), true);
+    const ctx: QueuePutContext = { path: this.path, items: payloads.length, priority, sessionId: this.session.sessionId };
+    const startedAt = performance.now();
+    return tracing.queuePut.tracePromise(
+      () =>
+        this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal), true).then(
+          (paths) => {
+            Object.assign(ctx, { outcome: 'ok', itemPaths: paths, durationMs: performance.now() - startedAt });
+            return paths;
+          },
+          (err: unknown) => {
+            Object.assign(ctx, { outcome: failureOutcome(err, bound.signal) === 'error' ? 'error' : 'aborted', errorCode: codeOf(err), durationMs: performance.now() - startedAt });
+            throw err;
+          },
+        ),
+      ctx,
+    );
+  }
+
+  /** Traces a take or poll (nothing is built while nobody subscribes). */
+  private traceTake(bound: { timeoutMs: number | undefined; signal: AbortSignal | undefined }, nonblocking: boolean, take: () => Promise<Buffer | null>): Promise<Buffer | null> {
+    if (!traced(tracing.queueTake)) return take();
+    const ctx: QueueTakeContext = { path: this.path, nonblocking, timeoutMs: bound.timeoutMs, sessionId: this.session.sessionId };
+    const startedAt = performance.now();
+    return tracing.queueTake.tracePromise(
+      () =>
+        take().then(
+          (item) => {
+            Object.assign(ctx, { outcome: item ? 'taken' : 'empty', waitMs: performance.now() - startedAt });
+            return item;
+          },
+          (err: unknown) => {
+            Object.assign(ctx, { outcome: failureOutcome(err, bound.signal), errorCode: codeOf(err), waitMs: performance.now() - startedAt });
+            throw err;
+          },
+        ),
+      ctx,
+    );
   }
 
   /** Takes the next item if there is one right now, else `null` (at-most-once). */
   async poll(options: TakeOptions = {}): Promise<Buffer | null> {
-    return this.bounded(callBound(options, 'poll', TAKE_OPTION_KEYS), 'poll', (signal) => this.tryTake(signal));
+    const bound = callBound(options, 'poll', TAKE_OPTION_KEYS);
+    return this.traceTake(bound, true, () => this.bounded(bound, 'poll', (signal) => this.tryTake(signal)));
   }
 
   /**
@@ -161,14 +201,18 @@ export class DistributedQueue {
    * delete took it); otherwise the item may be lost (never handed out twice).
    */
   async take(options: TakeOptions = {}): Promise<Buffer> {
-    return this.bounded(callBound(options, 'take', TAKE_OPTION_KEYS), 'take', async (signal) => {
-      for (;;) {
-        const item = await this.tryTake(signal);
-        if (item) return item;
-        const taken = await this.line.waitAtHead(signal, (s) => this.tryTake(s, 'alone'));
-        if (taken) return taken;
-      }
-    });
+    const bound = callBound(options, 'take', TAKE_OPTION_KEYS);
+    const take = (): Promise<Buffer> =>
+      this.bounded(bound, 'take', async (signal) => {
+        for (;;) {
+          const item = await this.tryTake(signal);
+          if (item) return item;
+          const taken = await this.line.waitAtHead(signal, (s) => this.tryTake(s, 'alone'));
+          if (taken) return taken;
+        }
+      });
+    if (!traced(tracing.queueTake)) return take();
+    return this.traceTake(bound, false, take) as Promise<Buffer>;
   }
 
   /**

@@ -371,8 +371,28 @@ export interface NoteEvent extends EventBase {
   message: string;
 }
 
+/**
+ * A double-barrier participant's `enter` or `leave` of one round (one barrier path): `invoke`
+ * before the call, `ok` when it returned, `fail` when it rejected (timeout, abort, session end).
+ */
+export interface BarrierEvent extends EventBase {
+  /** Discriminator. */
+  type: 'barrier';
+  /** Phase of the call. */
+  phase: 'invoke' | 'ok' | 'fail';
+  /** The workload's name. */
+  workload: string;
+  /** Which call. */
+  op: 'enter' | 'leave';
+  /** The round's barrier path. */
+  round: string;
+  /** Error, for `fail`. */
+  error?: string;
+}
+
 /** One event of a chaos history. */
 export type ChaosEvent =
+  | BarrierEvent
   | WaitEvent
   | WaitFailEvent
   | GrantEvent
@@ -396,7 +416,7 @@ export type ChaosEvent =
 export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
 
 /** The kinds of recipe a workload exercises. */
-export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr';
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier';
 
 /** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
 export interface WorkloadSpec {
@@ -412,6 +432,8 @@ export interface WorkloadSpec {
   counterPath?: string;
   /** Name of the fenced register written under the lock, if any. */
   register?: string;
+  /** For a double barrier: how many participants each round waits for. */
+  memberCount?: number;
 }
 
 /** What a client of the cache workload does: write the subtree, run caches on it, or both (a workload of one client). */

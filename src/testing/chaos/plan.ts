@@ -8,7 +8,7 @@ import type { CacheRole, WorkloadKind, WorkloadSpec } from './history.js';
 /** Clients per workload kind (0 leaves a workload out). */
 export type ClientCounts = Partial<Record<WorkloadKind, number>>;
 
-/** The default mix: 22 clients, every recipe (the caches: 1 writer, 2 readers) and the `zkr` command line tool. */
+/** The default mix: 25 clients, every recipe (the caches: 1 writer, 2 readers; a double barrier of 3), and the `zkr` command line tool. */
 export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   mutex: 3,
   semaphore: 3,
@@ -19,6 +19,7 @@ export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   'queue-at-least-once': 2,
   cache: 3,
   zkr: 2,
+  'double-barrier': 3,
 };
 
 /** The CI mix (`--ci`, and the chaos run of `npm test`): 18 clients, every recipe. */
@@ -33,6 +34,8 @@ export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   cache: 3,
   // The zkr command line tool's clients spawn a Node process per hold: only when asked for.
   zkr: 0,
+  // Not yet in the CI mix: its rounds have not been run there enough to call them stable.
+  'double-barrier': 0,
 };
 
 /** The seed of the CI run (`--ci`, and the chaos run of `npm test`). */
@@ -74,6 +77,7 @@ const SHORT: Readonly<Record<WorkloadKind, string>> = {
   'queue-at-least-once': 'consume',
   cache: 'cache',
   zkr: 'zkr',
+  'double-barrier': 'dbar',
 };
 
 /** The workloads (paths under `base`) and their clients. */
@@ -91,6 +95,7 @@ export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIEN
       maxLeases: kind === 'semaphore' ? 2 : 1,
       ...((kind === 'mutex' || kind === 'rwlock') && { counterPath: `${base}/${name}-counter` }),
       ...((kind === 'mutex' || kind === 'rwlock' || kind === 'latch' || kind === 'selector') && { register: name }),
+      ...(kind === 'double-barrier' && { memberCount: n }),
     };
     workloads.push(spec);
     if (kind === 'cache') {
@@ -101,7 +106,7 @@ export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIEN
       }
       continue;
     }
-    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once' && kind !== 'zkr';
+    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once' && kind !== 'zkr' && kind !== 'double-barrier';
     for (let i = 1; i <= n; i++) clients.push({ name: `${name}-${i}`, workload: spec, sessions: flows && i % 2 === 0 ? 2 : 1 });
   }
   return { workloads, clients };

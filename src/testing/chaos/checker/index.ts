@@ -5,6 +5,7 @@
  */
 import type { ChaosHistory } from '../history.js';
 import { beliefIntervals, excusedCuts, type BeliefInterval } from './beliefs.js';
+import { checkDoubleBarrier } from './barrier.js';
 import { checkCache } from './cache.js';
 import { checkCounter } from './counter.js';
 import { checkExclusion } from './exclusion.js';
@@ -18,7 +19,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
@@ -34,6 +35,8 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector',
  * - **queue**: at-most-once and at-least-once as the queue guide promises, exactly-once puts;
  * - **cache**: per node, cache events in zxid order without duplicates; no state the writers
  *   never produced; every cache SYNCED at the end and equal to a fresh read of the server;
+ * - **barrier**: no double-barrier participant returned from `enter` before `memberCount`
+ *   participants had started entering its round;
  * - **leftovers**: no nodes, watches or sessions left, on any member; no client crashed.
  *
  * @example
@@ -72,6 +75,8 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
       violations.push(...found);
       const writes = history.events.filter((e) => e.type === 'cache-write' && e.workload === spec.name && e.client !== 'runner');
       stats.cache[spec.name] = { writes: writes.filter((e) => e.type === 'cache-write' && e.phase === 'ok').length, unknownWrites: writes.filter((e) => e.type === 'cache-write' && e.phase === 'info').length, caches };
+    } else if (spec.kind === 'double-barrier') {
+      violations.push(...checkDoubleBarrier(history, spec));
     } else {
       violations.push(...(spec.kind === 'queue-at-most-once' ? checkAtMostOnce(history, spec) : checkAtLeastOnce(history, spec)));
       const mine = history.events.filter((e) => 'workload' in e && e.workload === spec.name);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { WorkloadKind } from '../history.js';
+import { doubleBarrierWorkload } from './barrier.js';
 import { cacheWorkload } from './cache.js';
 import type { Workload } from './common.js';
 import { latchWorkload, selectorWorkload } from './leader.js';
@@ -23,4 +24,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   'queue-at-least-once': consumeWorkload,
   cache: cacheWorkload,
   zkr: zkrWorkload,
+  'double-barrier': doubleBarrierWorkload,
 };

@@ -1,0 +1,1 @@
+export { MultiLock, MultiLockHandle, type MultiLockEvents, type MultiLockOptions } from './multilock.js';
