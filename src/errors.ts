@@ -17,7 +17,10 @@ export type LocalErrorCode =
   | 'ILLEGAL_STATE'
   | 'QUEUE_LAYOUT'
   | 'LAYOUT_MISMATCH'
-  | 'CACHE_LIMIT';
+  | 'CACHE_LIMIT'
+  | 'RETRIES_EXHAUSTED'
+  | 'OUTCOME_UNKNOWN'
+  | 'CORRUPT_VALUE';
 
 /** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. @group Errors */
 export type ServerErrorCode =
@@ -270,3 +273,37 @@ export class ConnectionLossError extends ZooKeeperError {
  * @group Errors
  */
 export class SessionExpiredError extends ZooKeeperError {}
+
+/**
+ * An optimistic operation (an `AtomicNumber` update) lost the race on every attempt its retry
+ * policy allowed (and, if promoted, under the lock too): nothing was applied by this call. Retry
+ * later, raise the retries, or promote to a lock.
+ * @group Errors
+ */
+export class RetriesExhaustedError extends ZkRecipesError {
+  /** Creates the error; the message names the path and how many attempts were made. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('RETRIES_EXHAUSTED', message, options);
+  }
+}
+
+/**
+ * A write was sent but its reply never came (the connection dropped): it may or may not have
+ * been applied, and re-sending it could apply it twice, so it is not retried. Read the value to
+ * decide; `cause` is the connection error.
+ * @group Errors
+ */
+export class OutcomeUnknownError extends ZkRecipesError {
+  /** Creates the error; the message names the path and the write whose outcome is unknown. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('OUTCOME_UNKNOWN', message, options);
+  }
+}
+
+/** A node's data is not in the encoding the recipe expects (e.g. a count that is not 4 bytes). @group Errors */
+export class CorruptValueError extends ZkRecipesError {
+  /** Creates the error; the message names the path, the size found and the size expected. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('CORRUPT_VALUE', message, options);
+  }
+}

@@ -76,6 +76,8 @@ export * from './leader/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
 export * from './nodes/index.js';
+// Shared values and counts (Curator's SharedValue, SharedCount).
+export * from './shared/index.js';
 export * from './barrier/index.js';
 export * from './multilock/index.js';
 

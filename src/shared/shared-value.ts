@@ -1,0 +1,512 @@
+/**
+ * {@link SharedValue} and {@link SharedCount}: one value at one znode, shared by every
+ * participant, with compare-and-set on the node's version (Curator's `SharedValue` and
+ * `SharedCount`, same node, same encoding).
+ *
+ * @module
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { ZkSession } from '../client/session.js';
+import type { ConnectionState, Stat } from '../client/types.js';
+import { backoffDelay } from '../client/retry.js';
+import { checkInt, checkOptions, checkSignal, checkTimeout, optionKeys, parentOf, validatePath } from '../client/validate.js';
+import { ClosedError, ConnectionLossError, CorruptValueError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError } from '../errors.js';
+import { delay, raceAbort } from '../util/abort.js';
+import { callListeners } from '../util/listeners.js';
+import { linkSignals } from '../util/signals.js';
+
+/** A value with the node version and the zxid of the write that produced it. @group Recipes */
+export interface VersionedValue<T> {
+  /** The value. */
+  readonly value: T;
+  /** The node's data version when the value was read (ZooKeeper's: it wraps past 2^31 - 1). */
+  readonly version: number;
+  /** The zxid of the write that produced it (the node's `mzxid`): ordered across the ensemble, never wraps. */
+  readonly zxid: bigint;
+}
+
+/** Events of a {@link SharedValue} or {@link SharedCount}. @group Recipes */
+export interface SharedValueEvents<T> {
+  /** A newer value was seen (each zxid once, in zxid order; our own writes too). */
+  changed: (value: VersionedValue<T>) => void;
+  /** The session's connection state changed (as Curator's listeners' `stateChanged`). */
+  state: (state: ConnectionState) => void;
+  /** A background read failed in a way worth knowing (bad data on the node); the value kept is the last good one. */
+  error: (error: Error) => void;
+}
+
+/** Options of a wait of a shared value ({@link SharedValue.start}, {@link SharedValue.refresh}). @group Recipes */
+export interface SharedWaitOptions {
+  /** Gives up on the wait; it rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Gives up after this many milliseconds (rejects with a `TimeoutError` DOMException). */
+  timeoutMs?: number;
+}
+
+/** Options of {@link SharedValue.changes}. @group Recipes */
+export interface SharedIteratorOptions {
+  /** Values held for a slow consumer (default 16, 1..65536); past it the oldest are dropped, the newest is always kept. */
+  bufferSize?: number;
+  /** Ends the iteration. */
+  signal?: AbortSignal;
+}
+
+/** @internal */
+export const SHARED_WAIT_OPTION_KEYS = optionKeys<SharedWaitOptions>({ signal: true, timeoutMs: true });
+/** @internal */
+export const SHARED_ITERATOR_OPTION_KEYS = optionKeys<SharedIteratorOptions>({ bufferSize: true, signal: true });
+
+/** How a value is stored. @internal */
+export interface Codec<T> {
+  /** Checks and encodes a caller's value (InvalidArgumentError on a bad one). */
+  encode(value: unknown, path: string): Buffer;
+  /** Decodes a node's data (CorruptValueError on data of the wrong size). */
+  decode(data: Buffer, path: string): T;
+  equals(a: T, b: T): boolean;
+}
+
+const RE_ARM = { baseDelayMs: 50, maxDelayMs: 2000 };
+
+/**
+ * The machinery of {@link SharedValue} and {@link SharedCount}: a local copy of one node kept
+ * current by a data watch, re-read after a reconnect and after a new session.
+ * @group Recipes
+ */
+export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
+  readonly #session: ZkSession;
+  readonly #codec: Codec<T>;
+  readonly #seed: Buffer;
+  readonly #life = new AbortController();
+  readonly #streams = new Set<(v: VersionedValue<T> | null) => void>();
+  #state: 'latent' | 'starting' | 'started' | 'closed' = 'latent';
+  #current: VersionedValue<T> | undefined;
+  #armed = false;
+  readonly #onState = (s: ConnectionState): void => this.#sessionState(s);
+  /** The node's path. */
+  readonly path: string;
+
+  /** @internal */
+  constructor(session: ZkSession, path: string, seed: unknown, codec: Codec<T>, what: string) {
+    super();
+    if (session === null || typeof session !== 'object') throw new InvalidArgumentError(`${what}: session must be a ZkSession, got ${typeof session}`);
+    validatePath(path);
+    if (path === '/') throw new InvalidArgumentError(`${what}: the path must not be the root`, { path });
+    this.#session = session;
+    this.path = path;
+    this.#codec = codec;
+    this.#seed = codec.encode(seed, path);
+  }
+
+  /**
+   * Creates the node with the seed if it does not exist (parents as containers), reads it and
+   * starts watching it. Rejects with the signal's reason or a timeout; then nothing is left
+   * watching (call `close()` anyway to release the instance).
+   */
+  async start(options: SharedWaitOptions = {}): Promise<void> {
+    const o = checkOptions(options, 'start', SHARED_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
+    if (this.#state === 'closed') throw new ClosedError(`start of the shared value at ${this.path}: it is closed`, { path: this.path });
+    if (this.#state !== 'latent') throw new IllegalStateError(`start of the shared value at ${this.path}: it was started already`, { path: this.path });
+    this.#state = 'starting';
+    const link = linkSignals([signal, this.#life.signal], timeoutMs);
+    try {
+      await this.#ensureNode(link.signal);
+      await raceAbort(this.#arm(), link.signal);
+      this.#session.on('state', this.#onState);
+      this.#state = 'started';
+    } catch (err) {
+      this.#stop();
+      throw err;
+    } finally {
+      link.dispose();
+    }
+  }
+
+  /** The value last seen, its version and zxid (local: no request). Throws before `start()`. */
+  get(): VersionedValue<T> {
+    this.#check('get');
+    return this.#current!;
+  }
+
+  /** The value last seen (local). */
+  get value(): T {
+    return this.get().value;
+  }
+
+  /**
+   * Reads the value as the ensemble's leader has it now (`sync`, then a read): after another
+   * session's write was acknowledged, the local copy (fed by a member that may lag) may not have
+   * it yet; this does. Resolves to the newest value seen.
+   */
+  async refresh(options: SharedWaitOptions = {}): Promise<VersionedValue<T>> {
+    const o = checkOptions(options, 'refresh', SHARED_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
+    this.#check('refresh');
+    const link = linkSignals([signal, this.#life.signal], timeoutMs);
+    try {
+      await this.#read(link.signal);
+      return this.#current!;
+    } finally {
+      link.dispose();
+    }
+  }
+
+  /**
+   * Sets the value whatever it is now. Rejects with {@link OutcomeUnknownError} when the
+   * connection dropped after the write was sent (it may have been applied: read to know).
+   */
+  async set(value: T, options: { signal?: AbortSignal } = {}): Promise<VersionedValue<T>> {
+    const data = this.#codec.encode(value, this.path);
+    const signal = checkSignal(checkOptions(options, 'set', ['signal']).signal);
+    this.#check('set');
+    const stat = await this.#write(data, -1, signal);
+    this.#update(stat, data);
+    return this.#current!;
+  }
+
+  /**
+   * Compare-and-set: writes `value` only if the node is still at `previous` (a value from
+   * {@link get}, {@link refresh} or an event). Resolves to false, without writing, if the local
+   * copy has moved on from `previous`, or if the server refused the version (someone wrote
+   * first: the current value is then re-read, so `get()` has it). As Curator's since
+   * CURATOR-688, `previous` is compared by zxid and value, not by version, since a version
+   * wraps past 2^31 - 1; a `previous` whose version is -1 (a wrapped version, which ZooKeeper
+   * would read as "any version") is refused with `IllegalStateError` rather than sent as an
+   * unconditional write. Rejects with {@link OutcomeUnknownError} when the reply was lost.
+   */
+  async trySet(value: T, previous: VersionedValue<T>, options: { signal?: AbortSignal } = {}): Promise<boolean> {
+    const data = this.#codec.encode(value, this.path);
+    const signal = checkSignal(checkOptions(options, 'trySet', ['signal']).signal);
+    if (previous === null || typeof previous !== 'object' || typeof previous.version !== 'number' || typeof previous.zxid !== 'bigint') {
+      throw new InvalidArgumentError(`trySet of ${this.path}: previous must be a VersionedValue (from get(), refresh() or a changed event)`, { path: this.path });
+    }
+    this.#check('trySet');
+    const current = this.#current!;
+    if (previous.zxid !== current.zxid || !this.#codec.equals(previous.value, current.value)) return false;
+    if (previous.version === -1) {
+      throw new IllegalStateError(`trySet of ${this.path}: the node's version wrapped to -1, which ZooKeeper reads as "any version"; use set(), or wait for the next write`, { path: this.path });
+    }
+    try {
+      const stat = await this.#write(data, previous.version, signal);
+      this.#update(stat, data);
+      return true;
+    } catch (err) {
+      if (!(err instanceof BadVersionError) && !(err instanceof NoNodeError)) throw err;
+    }
+    await this.#read(signal).catch((err: unknown) => {
+      if (!(err instanceof NoNodeError)) throw err;
+    });
+    return false;
+  }
+
+  /**
+   * The values seen from now on, newest last, ending at `close()` or when `signal` aborts. A
+   * value is state, not a log: a consumer slower than `bufferSize` changes loses the oldest
+   * ones; the newest is always delivered.
+   */
+  changes(options: SharedIteratorOptions = {}): AsyncIterableIterator<VersionedValue<T>> {
+    const o = checkOptions(options, 'changes', SHARED_ITERATOR_OPTION_KEYS);
+    const bufferSize = checkInt(o.bufferSize, 'bufferSize', 1, 65536, 16);
+    const signal = checkSignal(o.signal);
+    if (this.#state === 'closed') throw new ClosedError(`changes of the shared value at ${this.path}: it is closed`, { path: this.path });
+    const buffer: VersionedValue<T>[] = [];
+    let waiting: ((r: IteratorResult<VersionedValue<T>>) => void) | undefined;
+    let done = false;
+    const end = (): void => {
+      done = true;
+      this.#streams.delete(push);
+      signal?.removeEventListener('abort', end);
+      const w = waiting;
+      waiting = undefined;
+      w?.({ value: undefined, done: true });
+    };
+    const push = (v: VersionedValue<T> | null): void => {
+      if (v === null) return end();
+      if (waiting) {
+        const w = waiting;
+        waiting = undefined;
+        w({ value: v, done: false });
+      } else {
+        if (buffer.length >= bufferSize) buffer.shift();
+        buffer.push(v);
+      }
+    };
+    if (signal?.aborted) done = true;
+    else {
+      this.#streams.add(push);
+      signal?.addEventListener('abort', end, { once: true });
+    }
+    const iterator: AsyncIterableIterator<VersionedValue<T>> = {
+      next: () => {
+        const v = buffer.shift();
+        if (v) return Promise.resolve({ value: v, done: false });
+        if (done) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => {
+          waiting = resolve;
+        });
+      },
+      return: () => {
+        buffer.length = 0;
+        end();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  /** Stops watching (the server-side watch is removed), ends the iterators and drops the listeners. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#stop();
+    this.removeAllListeners();
+  }
+
+  /** `await using value = ...` closes it at the end of the scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #stop(): void {
+    this.#state = 'closed';
+    this.#session.off('state', this.#onState);
+    this.#life.abort(new ClosedError(`the shared value at ${this.path} was closed`, { path: this.path }));
+    for (const push of [...this.#streams]) push(null);
+  }
+
+  #check(op: string): void {
+    if (this.#state === 'closed') throw new ClosedError(`${op} of the shared value at ${this.path}: it is closed`, { path: this.path });
+    if (this.#state !== 'started') throw new IllegalStateError(`${op} of the shared value at ${this.path}: call start() first`, { path: this.path });
+  }
+
+  /** Creates the node with the seed unless it exists; a create whose reply was lost is simply tried again (NodeExists then). */
+  async #ensureNode(signal: AbortSignal): Promise<void> {
+    const parent = parentOf(this.path);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (parent !== '/') await this.#session.mkdirp(parent, { container: true, signal });
+        await this.#session.create(this.path, { data: this.#seed, signal });
+        return;
+      } catch (err) {
+        if (err instanceof NodeExistsError) return;
+        // The parent container may be reaped between the two steps; a lost reply is retried.
+        if (!(err instanceof NoNodeError) && !(err instanceof ConnectionLossError)) throw err;
+      }
+      await delay(backoffDelay(RE_ARM, attempt), signal);
+    }
+  }
+
+  async #write(data: Buffer, version: number, signal: AbortSignal | undefined): Promise<Stat> {
+    try {
+      return await this.#session.setData(this.path, data, { version, signal });
+    } catch (err) {
+      if (err instanceof ConnectionLossError && err.sent) {
+        throw new OutcomeUnknownError(`write of ${this.path} was sent but its reply was lost: it may or may not have been applied; read the value to know`, { path: this.path, cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /** `sync`, then a read without a watch (the armed watch stays). */
+  async #read(signal: AbortSignal | undefined): Promise<void> {
+    await this.#session.sync(this.path, { signal });
+    const { data, stat } = await this.#session.getData(this.path, { signal });
+    this.#update(stat, data);
+  }
+
+  /**
+   * Reads with a watch, and re-arms when it fires. One watch at a time: on a reconnect the
+   * session re-registers it, so only its end (session lost, closed) or firing arms again.
+   */
+  async #arm(): Promise<void> {
+    if (this.#armed) return;
+    this.#armed = true;
+    let changed: Promise<unknown>;
+    try {
+      // A new session's member may lag behind what the old one saw: sync first.
+      await this.#session.sync(this.path, { signal: this.#life.signal });
+      const w = await this.#session.getDataWatch(this.path, { signal: this.#life.signal });
+      this.#update(w.result.stat, w.result.data);
+      changed = w.changed;
+    } catch (err) {
+      if (!(err instanceof NoNodeError)) {
+        this.#armed = false;
+        throw err;
+      }
+      // Deleted by someone: keep the last value (as Curator does) and wait for it to come back.
+      const w = await this.#session.existsWatch(this.path, { signal: this.#life.signal }).catch((e: unknown) => {
+        this.#armed = false;
+        throw e;
+      });
+      changed = w.changed;
+      if (w.result) {
+        const { data, stat } = await this.#session.getData(this.path, { signal: this.#life.signal }).catch(() => ({ data: undefined, stat: undefined }));
+        if (stat && data) this.#update(stat, data);
+      }
+    }
+    changed.then(
+      () => {
+        this.#armed = false;
+        this.#rearm();
+      },
+      () => {
+        this.#armed = false;
+        this.#rearm();
+      },
+    );
+  }
+
+  /** Arms again in the background, backing off while the session cannot answer, until closed. */
+  #rearm(): void {
+    if (this.#life.signal.aborted) return;
+    const loop = async (): Promise<void> => {
+      for (let attempt = 0; !this.#life.signal.aborted; attempt++) {
+        try {
+          await this.#arm();
+          return;
+        } catch (err) {
+          if (err instanceof ClosedError || this.#life.signal.aborted) return;
+          if (!(err instanceof ConnectionLossError) && !(err instanceof SessionExpiredError)) this.#report(err);
+        }
+        await delay(backoffDelay(RE_ARM, attempt), this.#life.signal).catch(() => undefined);
+      }
+    };
+    void loop();
+  }
+
+  #sessionState(s: ConnectionState): void {
+    callListeners(this, 'state', [s]);
+    // Same session back (perhaps on another member, which ZooKeeper only allows if it is not
+    // behind what this session saw): the watch was re-registered, but a write may have come
+    // and gone while we were away; re-read, as Curator does.
+    if (s === 'RECONNECTED' || s === 'CONNECTED') {
+      this.#read(this.#life.signal).catch((err: unknown) => {
+        if (!(err instanceof ClosedError) && !(err instanceof ConnectionLossError) && !(err instanceof SessionExpiredError) && !(err instanceof NoNodeError) && !this.#life.signal.aborted) this.#report(err);
+      });
+      if (!this.#armed) this.#rearm();
+    }
+  }
+
+  #report(err: unknown): void {
+    callListeners(this, 'error', [err instanceof Error ? err : new Error(String(err))]);
+  }
+
+  /** Keeps the newest value by zxid (CURATOR-688: never by version, which wraps); emits it once. */
+  #update(stat: Stat, data: Buffer): void {
+    if (this.#current && stat.mzxid <= this.#current.zxid) return;
+    let value: T;
+    try {
+      value = this.#codec.decode(data, this.path);
+    } catch (err) {
+      if (!this.#current) throw err;
+      this.#report(err);
+      return;
+    }
+    this.#current = Object.freeze({ value, version: stat.version, zxid: stat.mzxid });
+    if (this.#state !== 'started') return;
+    for (const push of this.#streams) push(this.#current);
+    callListeners(this, 'changed', [this.#current]);
+  }
+}
+
+const BYTES: Codec<Buffer> = {
+  encode(value, path) {
+    if (typeof value === 'string') return Buffer.from(value, 'utf8');
+    if (value instanceof Uint8Array) return Buffer.from(value);
+    throw new InvalidArgumentError(`shared value at ${path}: a value must be a Uint8Array or a string, got ${value === null ? 'null' : typeof value}`, { path });
+  },
+  decode: (data) => Buffer.from(data),
+  equals: (a, b) => a.equals(b),
+};
+
+/**
+ * Encodes a count as Curator's `SharedCount` does: 4 bytes, big-endian, signed.
+ * @internal
+ */
+export function encodeCount(value: unknown, path: string): Buffer {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < -(2 ** 31) || value > 2 ** 31 - 1) {
+    throw new InvalidArgumentError(`shared count at ${path}: a count must be an integer from -2147483648 to 2147483647, got ${String(value)}`, { path });
+  }
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(value);
+  return b;
+}
+
+/**
+ * Decodes a count as Curator does: the first 4 bytes, big-endian, signed (fewer is corrupt).
+ * @internal
+ */
+export function decodeCount(data: Buffer, path: string): number {
+  if (data.length < 4) throw new CorruptValueError(`shared count at ${path}: the node holds ${data.length} bytes, a count is 4 (big-endian)`, { path });
+  return data.readInt32BE(0);
+}
+
+const COUNT: Codec<number> = { encode: encodeCount, decode: decodeCount, equals: (a, b) => a === b };
+
+/**
+ * A value of raw bytes at one znode, shared by all participants (Curator's `SharedValue`: the
+ * node's data is the value as is, so a Curator `SharedValue` on the same path shares it).
+ *
+ * - `start()` creates the node with the seed if absent (parents as containers) and watches it;
+ *   `get()` is the local copy, `refresh()` a read synced with the leader.
+ * - `trySet(value, previous)` writes only at `previous`'s version (compare-and-set); `set()`
+ *   writes whatever is there.
+ * - The copy moves forward only, in zxid order (a version wraps; a zxid does not): a read from a
+ *   member that lags never takes it back. Re-read after every reconnect (the node may have
+ *   changed meanwhile) and after a new session (with `sync` first: the new session's member may
+ *   be behind the old one's).
+ * - A node deleted by someone keeps its last value here until it is created again.
+ * - A write whose reply was lost rejects with {@link OutcomeUnknownError}: it is not re-sent.
+ *
+ * Events ({@link SharedValueEvents}): `changed(value)`, `state(state)`, `error(error)`; or
+ * iterate {@link SharedBase.changes}.
+ *
+ * Guide: [Shared values and atomic numbers](../../docs/recipes/shared.md).
+ * @group Recipes
+ */
+export class SharedValue extends SharedBase<Buffer> {
+  /** Creates the recipe on `path`; `seed` is the value the node is created with if absent. */
+  constructor(session: ZkSession, path: string, seed: Uint8Array | string) {
+    super(session, path, seed, BYTES, 'SharedValue');
+  }
+
+  /** Sets the value (bytes, or a string as UTF-8); see {@link SharedBase.set}. */
+  override set(value: Uint8Array | string, options?: { signal?: AbortSignal }): Promise<VersionedValue<Buffer>> {
+    return super.set(value as Buffer, options);
+  }
+
+  /** Compare-and-set (bytes, or a string as UTF-8); see {@link SharedBase.trySet}. */
+  override trySet(value: Uint8Array | string, previous: VersionedValue<Buffer>, options?: { signal?: AbortSignal }): Promise<boolean> {
+    return super.trySet(value as Buffer, previous, options);
+  }
+}
+
+/**
+ * A signed 32-bit count at one znode (Curator's `SharedCount`: 4 bytes, big-endian), shared by
+ * all participants; everything else as {@link SharedValue}. A count outside the 32-bit range is
+ * refused with `InvalidArgumentError`; node data shorter than 4 bytes is a `CorruptValueError`.
+ *
+ * @example
+ * ```ts
+ * import { SharedCount } from 'zk-recipes';
+ *
+ * await using count = new SharedCount(session, '/config/workers', 4);
+ * await count.start({ timeoutMs: 5000 });
+ * const seen = count.get();
+ * if (!(await count.trySet(seen.value + 1, seen))) console.log('someone else wrote first:', count.get().value);
+ * ```
+ * @group Recipes
+ */
+export class SharedCount extends SharedBase<number> {
+  /** Creates the recipe on `path`; `seed` is the count the node is created with if absent. */
+  constructor(session: ZkSession, path: string, seed: number) {
+    super(session, path, seed, COUNT, 'SharedCount');
+  }
+
+  /** The count last seen (local). */
+  get count(): number {
+    return this.get().value;
+  }
+}
