@@ -60,7 +60,11 @@ export interface PromMetricOptions {
   registers: readonly PromRegistry[];
   /** Histogram buckets, seconds. */
   buckets?: readonly number[];
-  /** Called at scrape time (gauges). */
+}
+
+/** Options of a prom-client `Gauge` constructor, as used here. @group Metrics */
+export interface PromGaugeOptions extends PromMetricOptions {
+  /** Called at scrape time. */
   collect?: (this: PromGauge) => void | Promise<void>;
 }
 
@@ -72,12 +76,14 @@ export interface PromRegistry {
 
 /** The part of the prom-client module used here (`import * as promClient from 'prom-client'`). @group Metrics */
 export interface PromClientModule {
-  /** prom-client's `Counter` class. */
-  Counter: new (options: PromMetricOptions) => PromCounter;
-  /** prom-client's `Gauge` class. */
-  Gauge: new (options: PromMetricOptions) => PromGauge;
-  /** prom-client's `Histogram` class. */
-  Histogram: new (options: PromMetricOptions) => PromHistogram;
+  // Parameters typed `never` so that prom-client's own (stricter, generic) constructors fit; they
+  // are called with a PromMetricOptions (a PromGaugeOptions for the gauge).
+  /** prom-client's `Counter` class, called with a {@link PromMetricOptions}. */
+  Counter: new (options: never) => PromCounter;
+  /** prom-client's `Gauge` class, called with a {@link PromGaugeOptions}. */
+  Gauge: new (options: never) => PromGauge;
+  /** prom-client's `Histogram` class, called with a {@link PromMetricOptions}. */
+  Histogram: new (options: never) => PromHistogram;
 }
 
 /** A queue whose depth is read at scrape time: `DistributedQueue` has `size()`. @group Metrics */
@@ -139,10 +145,11 @@ export function prometheusMetrics(options: PrometheusMetricsOptions): Prometheus
   const buckets = options.buckets ?? DEFAULT_BUCKETS;
   const withPath = (labels: Labels, path: string): Labels => (label === undefined ? labels : { ...labels, path: label(path) });
   const pathNames = label === undefined ? [] : ['path'];
-  function metric<M>(Kind: new (o: PromMetricOptions) => M, o: Omit<PromMetricOptions, 'registers'>): M {
+  function metric<M>(Kind: new (o: never) => M, o: Omit<PromGaugeOptions, 'registers'>): M {
     const existing = registry.getSingleMetric(o.name);
     if (existing !== undefined) return existing as M;
-    return new Kind({ ...o, registers: [registry] });
+    const Make = Kind as unknown as new (o: PromGaugeOptions) => M;
+    return new Make({ ...o, registers: [registry] });
   }
   const acquire = metric(client.Histogram, {
     name: 'zk_recipes_acquire_duration_seconds',
