@@ -74,16 +74,22 @@ export interface PromRegistry {
   getSingleMetric(name: string): unknown;
 }
 
+/** A prom-client metric class. @group Metrics */
+export interface PromClass<M> {
+  /** Makes and registers a metric; called with a {@link PromMetricOptions} ({@link PromGaugeOptions} for a gauge). */
+  new (options: never): M;
+}
+
 /** The part of the prom-client module used here (`import * as promClient from 'prom-client'`). @group Metrics */
 export interface PromClientModule {
   // Parameters typed `never` so that prom-client's own (stricter, generic) constructors fit; they
   // are called with a PromMetricOptions (a PromGaugeOptions for the gauge).
-  /** prom-client's `Counter` class, called with a {@link PromMetricOptions}. */
-  Counter: new (options: never) => PromCounter;
-  /** prom-client's `Gauge` class, called with a {@link PromGaugeOptions}. */
-  Gauge: new (options: never) => PromGauge;
-  /** prom-client's `Histogram` class, called with a {@link PromMetricOptions}. */
-  Histogram: new (options: never) => PromHistogram;
+  /** prom-client's `Counter` class. */
+  Counter: PromClass<PromCounter>;
+  /** prom-client's `Gauge` class. */
+  Gauge: PromClass<PromGauge>;
+  /** prom-client's `Histogram` class. */
+  Histogram: PromClass<PromHistogram>;
 }
 
 /** A queue whose depth is read at scrape time: `DistributedQueue` has `size()`. @group Metrics */
