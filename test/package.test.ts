@@ -209,7 +209,7 @@ describe('the packed package', () => {
     // the source does), and the whole under a budget: a deliberate increase moves the budget.
     assert.deepEqual(packedFiles.filter((p) => p.endsWith('.js.map')), [], 'no JavaScript source maps');
     // 4.0 MB: the caches (about 170 KB across both builds and their sources) and the zkr command line tool (ESM only, about 150 KB) moved it from 3.5.
-    const budget = 4_000_000;
+    const budget = 4_100_000;
     const bytes = new Map<string, number>();
     for (const f of packed[0].files) {
       const kind = /\.d\.ts\.map$/.test(f.path) ? 'declaration maps' : f.path.startsWith('src/') ? 'src/' : f.path.startsWith('dist/cjs/') ? 'dist/cjs/' : f.path.startsWith('dist/') ? 'dist/ (ESM)' : 'other';
