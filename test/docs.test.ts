@@ -304,6 +304,8 @@ describe('README and guides', () => {
     // own with its preamble as a global declaration file beside it.
     mkdirSync(join(tmp, 'node_modules'), { recursive: true });
     symlinkSync(REPO, join(tmp, 'node_modules', 'zk-recipes'), 'dir');
+    // The metrics guide's snippets use prom-client (a devDependency here, the user's own there).
+    symlinkSync(join(REPO, 'node_modules', 'prom-client'), join(tmp, 'node_modules', 'prom-client'), 'dir');
     writeFileSync(join(tmp, 'package.json'), '{"type":"module","private":true}');
     const projects = new Map<string, Map<string, { snippet: Snippet; offset: number }>>();
     const add = (dir: string, name: string, text: string, snippet: Snippet, offset: number): void => {

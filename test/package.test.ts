@@ -80,10 +80,14 @@ const BODY = `
 
 const ESM_JS = `import { LockTimeoutError, Mutex, ZkSession } from 'zk-recipes';
 import { ruok } from 'zk-recipes/testing';
+import { prometheusMetrics } from 'zk-recipes/metrics';
+if (typeof prometheusMetrics !== 'function') throw new Error('zk-recipes/metrics did not load');
 ${BODY}`;
 
 const CJS_JS = `const { LockTimeoutError, Mutex, ZkSession } = require('zk-recipes');
 const { ruok } = require('zk-recipes/testing');
+const { prometheusMetrics } = require('zk-recipes/metrics');
+if (typeof prometheusMetrics !== 'function') throw new Error('zk-recipes/metrics did not load');
 async function main() {${BODY}}
 main().catch((err) => {
   console.error(err);
@@ -95,6 +99,10 @@ main().catch((err) => {
 const TS_BODY = BODY.replace('const lock = await', 'const lock: LockHandle = await').replace('const again = await b.tryAcquire();\n    await again.release();', 'const again = await b.tryAcquire();\n    await again?.release();');
 const TS_HEADER = (from: string): string => `import { LockTimeoutError, Mutex, ZkSession, type LockHandle, type SessionOptions } from 'zk-recipes';
 import { ruok, TestingServer, type TestingServerOptions } from 'zk-recipes/testing';
+// Without prom-client installed: the metrics types are the package's own.
+import { prometheusMetrics, type PrometheusMetricsOptions } from 'zk-recipes/metrics';
+const metricsOptions: ((o: PrometheusMetricsOptions) => unknown) = prometheusMetrics;
+void metricsOptions;
 const options: SessionOptions = { sessionTimeoutMs: 10000 };
 const serverOptions: TestingServerOptions = { tickTime: 200 };
 const start: (o?: TestingServerOptions) => Promise<TestingServer> = TestingServer.start;
@@ -110,9 +118,10 @@ main().catch((err: unknown) => {
 // Legacy resolution (no exports map): main/types and typesVersions for the subpath.
 const TS_NODE10 = `import { Mutex, ZkSession, type LockHandle } from 'zk-recipes';
 import { TestingServer } from 'zk-recipes/testing';
+import { prometheusMetrics } from 'zk-recipes/metrics';
 export async function main(connect: string): Promise<LockHandle> {
   const session = await ZkSession.connect(connect);
-  void TestingServer;
+  void [TestingServer, prometheusMetrics];
   return new Mutex(session, '/x').acquire();
 }
 `;
@@ -180,6 +189,10 @@ describe('the packed package', () => {
       'dist/cjs/index.d.ts',
       'dist/cjs/testing/index.js',
       'dist/cjs/testing/index.d.ts',
+      'dist/metrics/index.js',
+      'dist/metrics/index.d.ts',
+      'dist/cjs/metrics/index.js',
+      'dist/cjs/metrics/index.d.ts',
       'src/index.ts',
       'dist/cli/zkr.js',
     ]) {
@@ -195,7 +208,7 @@ describe('the packed package', () => {
     // TypeScript source, comments included), no JavaScript source maps (tsc's output reads as
     // the source does), and the whole under a budget: a deliberate increase moves the budget.
     assert.deepEqual(packedFiles.filter((p) => p.endsWith('.js.map')), [], 'no JavaScript source maps');
-    // 4.6 MB: the caches and zkr moved it from 3.5 to 4.0; the diagnostics channels (about 45 KB) and the rest of Curator's catalogue to 4.6.
+    // 4.6 MB: the caches and zkr moved it from 3.5 to 4.0; the diagnostics channels, zk-recipes/metrics and the rest of Curator's catalogue to 4.6.
     const budget = 4_600_000;
     const bytes = new Map<string, number>();
     for (const f of packed[0].files) {
