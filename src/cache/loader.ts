@@ -151,6 +151,19 @@ export class Loader {
   #finishOne(walk: Walk, failure: unknown): void {
     if (failure !== undefined && walk.failure === undefined) walk.failure = failure;
     if (--walk.outstanding > 0 || walk.cancelled) return;
+    // A held node this walk did not see, with a read under way (an event's): that read decides
+    // whether it is gone, so the walk ends after it; else `resynced` could come while a node
+    // deleted before the re-read is still held. Each such read marks its node seen or removes it.
+    if (walk.failure === undefined && !this.options.signal.aborted) {
+      let joined = false;
+      for (const path of [...this.store.paths()]) {
+        if (this.store.has(path) && (this.#seen.get(path) ?? 0) < walk.epoch && this.#tasks.has(path)) {
+          this.#request(path, false, walk);
+          joined = true;
+        }
+      }
+      if (joined) return;
+    }
     if (this.#walk === walk) this.#walk = undefined;
     if (walk.failure !== undefined) return walk.settle(walk.failure);
     this.#sweep(walk.epoch);
