@@ -407,19 +407,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
    * else with the {@link LockLostError} if the lock was lost before `fn` finished (its result may
    * have been produced without exclusion).
    */
-  protected async runWith<T>(handle: LockHandle, fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>): Promise<T> {
-    let result: T;
-    try {
-      result = await fn(handle.signal, handle);
-    } finally {
-      // A lost lock's release rejects with NotHeldError: the loss is reported below instead.
-      await handle.release().catch((err: unknown) => {
-        if (!(err instanceof NotHeldError)) throw err;
-      });
-    }
-    // The signal aborts only on loss, never on release.
-    if (handle.signal.aborted) throw handle.signal.reason;
-    return result;
+  protected runWith<T>(handle: LockHandle, fn: (signal: AbortSignal, handle: LockHandle) => T | Promise<T>): Promise<T> {
+    return runHolding(handle, fn);
   }
 
   /** Holders and waiters in queue order, with their participant ids and czxids. */
@@ -479,6 +468,27 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     if (this.closing) throw new ClosedError(`${this.what} ${this.path} is closed`);
     if (this.session.closed) throw new ClosedError(`the session of ${this.what} ${this.path} is closed`);
   }
+}
+
+/**
+ * Runs `fn` with a held handle and releases it afterwards, whatever happens (the body of every
+ * `runExclusive`). Rejects with what `fn` threw, else with the loss if the handle was lost
+ * before `fn` finished.
+ * @internal
+ */
+export async function runHolding<H extends { readonly signal: AbortSignal; release(): Promise<void> }, T>(handle: H, fn: (signal: AbortSignal, handle: H) => T | Promise<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await fn(handle.signal, handle);
+  } finally {
+    // A lost lock's release rejects with NotHeldError: the loss is reported below instead.
+    await handle.release().catch((err: unknown) => {
+      if (!(err instanceof NotHeldError)) throw err;
+    });
+  }
+  // The signal aborts only on loss, never on release.
+  if (handle.signal.aborted) throw handle.signal.reason;
+  return result;
 }
 
 /** The names a recipe's `what` traces its acquisitions under. */

@@ -7,7 +7,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import { checkFunction, checkOptions, checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
 import type { LockHandle } from '../driver/handle.js';
-import { ACQUIRE_OPTION_KEYS, type AcquireOptions } from '../driver/lock-recipe.js';
+import { ACQUIRE_OPTION_KEYS, runHolding, type AcquireOptions } from '../driver/lock-recipe.js';
 import { InvalidArgumentError, LockLostError, NotHeldError } from '../errors.js';
 import { Mutex, type MutexOptions } from '../mutex/mutex.js';
 
@@ -201,17 +201,7 @@ export class MultiLock extends EventEmitter<MultiLockEvents> {
    */
   async runExclusive<T>(fn: (signal: AbortSignal, handle: MultiLockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
     checkFunction(fn, 'runExclusive: fn');
-    const handle = await this.acquire(options);
-    let result: T;
-    try {
-      result = await fn(handle.signal, handle);
-    } finally {
-      await handle.release().catch((err: unknown) => {
-        if (!(err instanceof NotHeldError)) throw err;
-      });
-    }
-    if (handle.signal.aborted) throw handle.signal.reason;
-    return result;
+    return runHolding(await this.acquire(options), fn);
   }
 
   /** Closes every member mutex (releasing what they hold, ending their waits). */
