@@ -54,7 +54,10 @@ describe('retry policy', () => {
         throw loss();
       }, async (ms) => {
         slept.push(ms);
-        await new Promise((r) => setTimeout(r, ms));
+        // A timer may fire a little before performance.now() says ms have passed; the policy
+        // measures with performance.now(), so this sleep does too.
+        const until = performance.now() + ms;
+        while (performance.now() < until) await new Promise((r) => setTimeout(r, Math.max(1, until - performance.now())));
       }),
       ConnectionLossError,
     );
