@@ -1,13 +1,10 @@
 /**
  * Runs real Apache Curator CuratorCaches for the cache interop tests: one agent JVM
- * (test/java/CuratorCacheAgent.java, compiled by {@link compileAgent}) with one Curator session,
+ * (test/java/CuratorCacheAgent.java, compiled and run by {@link JavaAgent}) with one Curator session,
  * holding caches by id and writing on command, over stdin/stdout. Every event of every cache is
  * recorded in order. Missing Java or Curator is an error naming the package, never a skip.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { delimiter } from 'node:path';
-import { createInterface } from 'node:readline';
-import { compileAgent } from './curator.js';
+import { JavaAgent } from './agent.js';
 
 /** A node as Curator's cache holds it (the fields the agent prints). */
 export interface CuratorNode {
@@ -45,66 +42,29 @@ const hexOf = (data: Buffer | string): string => {
   return b.length === 0 ? '-' : b.toString('hex');
 };
 
-interface Waiter {
-  readonly test: () => boolean;
-  readonly resolve: () => void;
-  readonly reject: (err: Error) => void;
-}
-
 /** One JVM, one Curator session, CuratorCaches by id. */
 export class CuratorCacheAgent {
-  private readonly stderr: string[] = [];
-  private readonly waiters = new Set<Waiter>();
   private readonly replies = new Map<string, readonly string[]>();
   private readonly recorded = new Map<string, CuratorCacheEvent[]>();
   private readonly initializedIds = new Set<string>();
-  private readonly lines: string[] = [];
-  private exited: Error | undefined;
-  private readonly exit: Promise<void>;
-  private requests = 0;
-  /** The agent's session id, as `wchc` prints it (`0x...`). */
-  sessionId = '';
+  private agent!: JavaAgent;
 
-  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
-    createInterface({ input: child.stdout }).on('line', (line) => this.onLine(line));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      this.stderr.push(d);
-      if (this.stderr.length > 200) this.stderr.shift();
-    });
-    this.exit = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exited = new Error(`the Curator cache agent exited (${code ?? signal}); its stderr: ${this.stderr.join('').slice(-4000)}`);
-        for (const w of this.waiters) w.reject(this.exited);
-        this.waiters.clear();
-        resolve();
-      });
-    });
+  private constructor() {}
+
+  /** The agent's session id, as `wchc` prints it (`0x...`). */
+  get sessionId(): string {
+    return this.agent.sessionId;
   }
 
   /** Starts an agent connected to `connectString`; resolves once its session is up. */
   static async start(connectString: string): Promise<CuratorCacheAgent> {
-    const { dir, installation } = compileAgent('CuratorCacheAgent');
-    const child = spawn(
-      installation.java,
-      ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-cp', [dir, installation.classpath].join(delimiter), 'CuratorCacheAgent', connectString],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    const agent = new CuratorCacheAgent(child);
-    await agent.until(() => agent.lines.some((l) => l.startsWith('ready ') || l.startsWith('fatal ')), 60_000, 'the agent to connect');
-    const ready = agent.lines.find((l) => l.startsWith('ready ') || l.startsWith('fatal ')) as string;
-    if (!ready.startsWith('ready ')) throw new Error(`the Curator cache agent could not start: ${ready}`);
-    agent.sessionId = ready.split(' ')[1] ?? '';
-    return agent;
+    const cache = new CuratorCacheAgent();
+    cache.agent = await JavaAgent.start('CuratorCacheAgent', [connectString], { name: 'Curator cache agent', onLine: (words) => cache.onLine(words) });
+    return cache;
   }
 
-  private onLine(line: string): void {
-    const words = line.trim().split(' ');
+  private onLine(words: readonly string[]): void {
     switch (words[0]) {
-      case 'ready':
-      case 'fatal':
-      case 'bye':
-        this.lines.push(line);
-        break;
       case 'event': {
         const [, id, type, node] = words as [string, string, CuratorCacheEvent['type'], string];
         let list = this.recorded.get(id);
@@ -118,47 +78,19 @@ export class CuratorCacheAgent {
       case 'started':
       case 'closed':
       case 'dump':
-      case 'ok':
-      case 'error':
-        this.replies.set(`${words[0] === 'error' || words[0] === 'ok' ? 'reply' : words[0]} ${words[1]}`, words);
+        this.replies.set(`${words[0]} ${words[1]}`, words);
         break;
-      default:
-        this.lines.push(line);
-    }
-    for (const w of this.waiters) {
-      if (!w.test()) continue;
-      this.waiters.delete(w);
-      w.resolve();
     }
   }
 
   /** Resolves once `test` holds (checked after every line the agent prints); rejects past `timeoutMs`. */
   until(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    if (this.exited) return Promise.reject(this.exited);
-    if (test()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(w);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; agent stderr: ${this.stderr.join('').slice(-2000)}`));
-      }, timeoutMs);
-      const w: Waiter = {
-        test,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-      this.waiters.add(w);
-    });
+    return this.agent.until(test, timeoutMs, what);
   }
 
   private async call(key: string, line: string, what: string): Promise<readonly string[]> {
     this.replies.delete(key);
-    this.child.stdin.write(`${line}\n`);
+    this.agent.send(line);
     await this.until(() => this.replies.has(key), 20_000, what);
     const words = this.replies.get(key) as readonly string[];
     this.replies.delete(key);
@@ -203,35 +135,27 @@ export class CuratorCacheAgent {
     await this.call(`closed ${id}`, `close ${id}`, `cache ${id} to close`);
   }
 
-  private async write(line: string): Promise<readonly string[]> {
-    const req = `w${++this.requests}`;
-    const w = await this.call(`reply ${req}`, line.replace('%', req), line);
-    if (w[0] !== 'ok') throw new Error(`Curator: ${line.replace('%', req)} failed: ${w.slice(2).join(' ')}`);
-    return w;
+  private async write(...words: string[]): Promise<readonly string[]> {
+    return this.agent.request(words, 20_000);
   }
 
   /** Creates a persistent node through Curator; the node as created. */
   async create(path: string, data: Buffer | string = ''): Promise<CuratorNode> {
-    return parseNode((await this.write(`create % ${path} ${hexOf(data)}`))[2] as string);
+    return parseNode((await this.write('create', path, hexOf(data)))[0] as string);
   }
 
   /** Sets a node's data through Curator (any version); the node as set. */
   async set(path: string, data: Buffer | string): Promise<CuratorNode> {
-    return parseNode((await this.write(`set % ${path} ${hexOf(data)}`))[2] as string);
+    return parseNode((await this.write('set', path, hexOf(data)))[0] as string);
   }
 
   /** Deletes a node through Curator. */
   async delete(path: string): Promise<void> {
-    await this.write(`delete % ${path}`);
+    await this.write('delete', path);
   }
 
   /** Closes the caches and the Curator client, and waits for the JVM to exit; kills it past 20 s. */
-  async close(): Promise<void> {
-    if (this.exited) return;
-    this.child.stdin.write('quit\n');
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
-    await this.exit;
-    clearTimeout(timer);
+  close(): Promise<void> {
+    return this.agent.close();
   }
 }

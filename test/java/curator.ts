@@ -4,14 +4,14 @@
  * temp dir, and drives one agent JVM per call of {@link CuratorAgent.start} over stdin/stdout.
  * Missing Java or Curator is an error naming the package to install, never a skipped test.
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { locateZooKeeper } from '../../src/testing/index.js';
 import { pickJar } from '../../src/testing/java.js';
+import { JavaAgent } from './agent.js';
 
 /** Curator's jars (Debian's libcurator-recipes-java and its dependencies), beside ZooKeeper's. */
 export const CURATOR_JARS: readonly string[] = ['curator-recipes.jar', 'curator-framework.jar', 'curator-client.jar', 'guava.jar'];
@@ -93,12 +93,6 @@ export function compileAgent(className = 'CuratorSemaphoreAgent'): { dir: string
 /** Which Curator class the agent uses (`mutex`: InterProcessMutex; its maxLeases is unused). */
 export type CuratorSemaphoreClass = 'v2' | 'v1' | 'mutex';
 
-interface Listener {
-  readonly match: (words: readonly string[]) => boolean;
-  readonly resolve: (words: readonly string[]) => void;
-  readonly reject: (err: Error) => void;
-}
-
 /** The result of a stress run of the agent. */
 export interface StressResult {
   grants: number;
@@ -113,81 +107,25 @@ export interface StressResult {
  * Each `acquire` runs on its own thread with its own semaphore instance (a participant).
  */
 export class CuratorAgent {
-  private readonly listeners = new Set<Listener>();
-  private readonly stderr: string[] = [];
-  private exited: Error | undefined;
-  private readonly exit: Promise<void>;
-  /** The agent's session id, as `wchc` prints it. */
-  sessionId = '';
+  private constructor(private readonly agent: JavaAgent) {}
 
-  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
-    createInterface({ input: child.stdout }).on('line', (line) => this.onLine(line));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      this.stderr.push(d);
-      if (this.stderr.length > 200) this.stderr.shift();
-    });
-    this.exit = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exited = new Error(`the Curator agent exited (${code ?? signal}); its stderr: ${this.stderr.join('').slice(-4000)}`);
-        for (const l of this.listeners) l.reject(this.exited);
-        this.listeners.clear();
-        resolve();
-      });
-    });
+  /** The agent's session id, as `wchc` prints it. */
+  get sessionId(): string {
+    return this.agent.sessionId;
   }
 
   /** Starts an agent on `path` with `maxLeases`, and resolves once its session is up. */
   static async start(connectString: string, path: string, maxLeases: number, kind: CuratorSemaphoreClass = 'v2'): Promise<CuratorAgent> {
-    const { dir, installation } = compileAgent();
-    const child = spawn(
-      installation.java,
-      ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-cp', [dir, installation.classpath].join(delimiter), 'CuratorSemaphoreAgent', connectString, path, String(maxLeases), kind],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    const agent = new CuratorAgent(child);
-    const ready = await agent.next((w) => w[0] === 'ready' || w[0] === 'fatal', 60_000, 'the agent to connect');
-    if (ready[0] !== 'ready') throw new Error(`the Curator agent could not start: ${ready.join(' ')}`);
-    agent.sessionId = ready[1] ?? '';
-    return agent;
+    return new CuratorAgent(await JavaAgent.start('CuratorSemaphoreAgent', [connectString, path, String(maxLeases), kind], { name: 'Curator agent' }));
   }
 
-  private onLine(line: string): void {
-    const words = line.trim().split(/\s+/);
-    for (const l of this.listeners) {
-      if (!l.match(words)) continue;
-      this.listeners.delete(l);
-      l.resolve(words);
-      return;
-    }
-  }
-
-  /** The next line matching `match` (registered before the command that causes it is sent). */
   private next(match: (words: readonly string[]) => boolean, timeoutMs: number, what: string): Promise<readonly string[]> {
-    if (this.exited) return Promise.reject(this.exited);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.listeners.delete(l);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; agent stderr: ${this.stderr.join('').slice(-2000)}`));
-      }, timeoutMs);
-      const l: Listener = {
-        match,
-        resolve: (w) => {
-          clearTimeout(timer);
-          resolve(w);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-      this.listeners.add(l);
-    });
+    return this.agent.next(match, timeoutMs, what);
   }
 
   private send(line: string): void {
-    this.child.stdin.write(`${line}\n`);
+    this.agent.send(line);
   }
-
   /**
    * Asks for `qty` leases under `id` (timeoutMs < 0: no limit). `started` resolves when the
    * agent's thread begins; `granted` with the lease node names, or null on Curator's timeout.
@@ -223,12 +161,7 @@ export class CuratorAgent {
   }
 
   /** Closes the Curator client (its session) and waits for the JVM to exit; kills it past 20 s. */
-  async close(): Promise<void> {
-    if (this.exited) return;
-    this.send('quit');
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
-    await this.exit;
-    clearTimeout(timer);
+  close(): Promise<void> {
+    return this.agent.close();
   }
 }
