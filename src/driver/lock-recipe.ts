@@ -13,7 +13,7 @@ import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, check
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
 import { linkSignals } from '../util/signals.js';
 import { acquireTracing, points, type AcquireContext, type AcquireMode, type AcquireProgress, type AcquireRecipe } from '../observability/channels.js';
-import { codeOf, failureOutcome, traceWith } from '../observability/trace.js';
+import { traceAcquire } from '../observability/trace.js';
 import { LockHandle } from './handle.js';
 import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
 import type { QueueNode } from './names.js';
@@ -243,25 +243,17 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     }
     const { recipe, mode } = this.traceAs;
     const startedAt = performance.now();
-    return traceWith(
+    return traceAcquire(
       acquireTracing[recipe],
       (): AcquireContext => ({ recipe, mode, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId, timeoutMs: tryOnce ? undefined : timeoutMs, nonblocking: tryOnce, leases: count }),
+      startedAt,
+      userSignal,
       async (ctx) => {
-        try {
-          const handle = await this.acquireChecked(count, timeoutMs, userSignal, tryOnce, inPlaceOf, ctx, onProgress, startedAt);
-          if (ctx) ctx.outcome = handle ? 'acquired' : 'miss';
-          if (!handle && points.lockMiss.hasSubscribers) points.lockMiss.publish({ recipe, mode, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId });
-          return handle;
-        } catch (err) {
-          if (ctx) {
-            ctx.outcome = failureOutcome(err, userSignal);
-            ctx.errorCode = codeOf(err);
-          }
-          throw err;
-        } finally {
-          if (ctx) ctx.waitMs = performance.now() - startedAt;
-        }
+        const handle = await this.acquireChecked(count, timeoutMs, userSignal, tryOnce, inPlaceOf, ctx, onProgress, startedAt);
+        if (!handle && points.lockMiss.hasSubscribers) points.lockMiss.publish({ recipe, mode, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId });
+        return handle;
       },
+      (ctx, handle) => (ctx.outcome = handle ? 'acquired' : 'miss'),
     );
   }
 

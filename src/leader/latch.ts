@@ -10,7 +10,7 @@ import type { ConnectionState, Stat } from '../client/types.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from '../client/validate.js';
 import { layoutsOf, OneHolderDirectory, ONE_HOLDER_RECORD, refuseForeign, type LayoutId } from '../driver/layouts.js';
 import { points, tracing, type AcquireContext, type LockLossReason } from '../observability/channels.js';
-import { codeOf, failureOutcome, traceWith } from '../observability/trace.js';
+import { traceAcquire } from '../observability/trace.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
@@ -392,37 +392,27 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   /** One candidacy: from entering the election to being elected (traced as a campaign). */
   private campaign(stop: AbortSignal): Promise<HeldNodes | null> {
     const startedAt = performance.now();
-    return traceWith(
+    return traceAcquire(
       tracing.leaderCampaign,
       (): AcquireContext => ({ recipe: 'leader', mode: 'exclusive', path: this.path, participantId: this.participantId, sessionId: this.session.sessionId, timeoutMs: undefined, nonblocking: false, leases: 1 }),
-      async (ctx) => {
-        try {
-          const held = await this.driver.acquire({
-            signal: stop,
-            data: this.data,
-            watchOwnNode: this.watchOwnNode,
-            onListing: (stat, children) => this.inElection(stat, children),
-            onPlace: ctx
-              ? (position) => {
-                  ctx.queuePosition ??= position;
-                }
-              : undefined,
-          });
-          if (ctx) {
-            ctx.outcome = held && !stop.aborted ? 'acquired' : 'aborted';
-            ctx.nodePath = held?.paths[0];
-            ctx.fencingToken = held?.czxid;
-          }
-          return held;
-        } catch (err) {
-          if (ctx) {
-            ctx.outcome = failureOutcome(err, stop);
-            ctx.errorCode = codeOf(err);
-          }
-          throw err;
-        } finally {
-          if (ctx) ctx.waitMs = performance.now() - startedAt;
-        }
+      startedAt,
+      stop,
+      (ctx) =>
+        this.driver.acquire({
+          signal: stop,
+          data: this.data,
+          watchOwnNode: this.watchOwnNode,
+          onListing: (stat, children) => this.inElection(stat, children),
+          onPlace: ctx
+            ? (position) => {
+                ctx.queuePosition ??= position;
+              }
+            : undefined,
+        }),
+      (ctx, held) => {
+        ctx.outcome = held && !stop.aborted ? 'acquired' : 'aborted';
+        ctx.nodePath = held?.paths[0];
+        ctx.fencingToken = held?.czxid;
       },
     );
   }

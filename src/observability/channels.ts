@@ -149,20 +149,28 @@ export interface AcquireProgress {
   readonly holderId: string | undefined;
 }
 
-/** Published on {@link CHANNELS}.lockGranted. @group Observability */
-export interface LockGrantedMessage {
+/** The fields every lock point message carries. @group Observability */
+export interface LockMessageBase {
   /** The recipe. */
   readonly recipe: AcquireRecipe;
   /** What is acquired. */
   readonly mode: AcquireMode;
   /** The recipe's directory (the lock's, election's or queue's). */
   readonly path: string;
+  /** The session's id. */
+  readonly sessionId: bigint;
+}
+
+/** The fields of a message about a held lock: its node and fencing token. @group Observability */
+export interface HeldLockMessage extends LockMessageBase {
   /** Our node's full path. */
   readonly nodePath: string;
   /** The fencing token (our node's czxid). */
   readonly fencingToken: bigint;
-  /** The session's id. */
-  readonly sessionId: bigint;
+}
+
+/** Published on {@link CHANNELS}.lockGranted. @group Observability */
+export interface LockGrantedMessage extends HeldLockMessage {
   /** The participant id stored in our node. */
   readonly participantId: string;
   /** ms from the start of the acquisition to the grant. */
@@ -170,51 +178,19 @@ export interface LockGrantedMessage {
 }
 
 /** Published on {@link CHANNELS}.lockMiss. @group Observability */
-export interface LockMissMessage {
-  /** The recipe. */
-  readonly recipe: AcquireRecipe;
-  /** What is acquired. */
-  readonly mode: AcquireMode;
-  /** The recipe's directory (the lock's, election's or queue's). */
-  readonly path: string;
+export interface LockMissMessage extends LockMessageBase {
   /** The participant id stored in our node. */
   readonly participantId: string;
-  /** The session's id. */
-  readonly sessionId: bigint;
 }
 
 /** Published on {@link CHANNELS}.lockReleased. @group Observability */
-export interface LockReleasedMessage {
-  /** The recipe. */
-  readonly recipe: AcquireRecipe;
-  /** What is acquired. */
-  readonly mode: AcquireMode;
-  /** The recipe's directory (the lock's, election's or queue's). */
-  readonly path: string;
-  /** Our node's full path. */
-  readonly nodePath: string;
-  /** The fencing token (our node's czxid). */
-  readonly fencingToken: bigint;
-  /** The session's id. */
-  readonly sessionId: bigint;
+export interface LockReleasedMessage extends HeldLockMessage {
   /** ms from the grant to the end of the release. */
   readonly holdMs: number;
 }
 
 /** Published on {@link CHANNELS}.lockLost. @group Observability */
-export interface LockLostMessage {
-  /** The recipe. */
-  readonly recipe: AcquireRecipe;
-  /** What is acquired. */
-  readonly mode: AcquireMode;
-  /** The recipe's directory (the lock's, election's or queue's). */
-  readonly path: string;
-  /** Our node's full path. */
-  readonly nodePath: string;
-  /** The fencing token (our node's czxid). */
-  readonly fencingToken: bigint;
-  /** The session's id. */
-  readonly sessionId: bigint;
+export interface LockLostMessage extends HeldLockMessage {
   /** Why. */
   readonly reason: LockLossReason;
   /** The error the handle's signal aborted with. */

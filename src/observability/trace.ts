@@ -6,7 +6,7 @@
  */
 import type { TracingChannel } from 'node:diagnostics_channel';
 import { ClosedError, LockTimeoutError, OperationTimeoutError, ZkRecipesError } from '../errors.js';
-import { traced } from './channels.js';
+import { traced, type AcquireContext } from './channels.js';
 
 /**
  * Runs `fn` as a trace on `ch` with the context `build` makes, or plainly (given no context)
@@ -28,4 +28,57 @@ export function failureOutcome(err: unknown, signal: AbortSignal | undefined): '
   if (err instanceof LockTimeoutError || err instanceof OperationTimeoutError) return 'timeout';
   if ((signal?.aborted && err === signal.reason) || err instanceof ClosedError) return 'aborted';
   return 'error';
+}
+
+/**
+ * {@link traceWith} that writes how the traced call ended into its context before the trace's
+ * end: `ok` with the result, `failed` with the rejection (which is rethrown).
+ */
+export function traceSettled<C extends object, T>(
+  ch: TracingChannel<C, C>,
+  build: () => C,
+  fn: (ctx: C | undefined) => Promise<T>,
+  ok: (ctx: C, result: T) => void,
+  failed: (ctx: C, err: unknown) => void,
+): Promise<T> {
+  return traceWith(ch, build, async (ctx) => {
+    if (!ctx) return fn(ctx);
+    let result: T;
+    try {
+      result = await fn(ctx);
+    } catch (err) {
+      failed(ctx, err);
+      throw err;
+    }
+    ok(ctx, result);
+    return result;
+  });
+}
+
+/**
+ * {@link traceSettled} for an acquisition: `settle` writes the outcome of a result, a rejection
+ * is mapped by {@link failureOutcome} against `signal`, the wait is measured from `startedAt`.
+ */
+export function traceAcquire<T>(
+  ch: TracingChannel<AcquireContext, AcquireContext>,
+  build: () => AcquireContext,
+  startedAt: number,
+  signal: AbortSignal | undefined,
+  fn: (ctx: AcquireContext | undefined) => Promise<T>,
+  settle: (ctx: AcquireContext, result: T) => void,
+): Promise<T> {
+  return traceSettled(
+    ch,
+    build,
+    fn,
+    (ctx, result) => {
+      settle(ctx, result);
+      ctx.waitMs = performance.now() - startedAt;
+    },
+    (ctx, err) => {
+      ctx.outcome = failureOutcome(err, signal);
+      ctx.errorCode = codeOf(err);
+      ctx.waitMs = performance.now() - startedAt;
+    },
+  );
 }

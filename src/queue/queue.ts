@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { traced, tracing, type QueuePutContext, type QueueTakeContext } from '../observability/channels.js';
-import { codeOf, failureOutcome } from '../observability/trace.js';
+import { tracing, type QueuePutContext, type QueueTakeContext } from '../observability/channels.js';
+import { codeOf, failureOutcome, traceSettled } from '../observability/trace.js';
 import { hostname } from 'node:os';
 import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
@@ -147,43 +147,25 @@ export class DistributedQueue {
     if (total > this.session.dataLimit) {
       throw new InvalidArgumentError(`putAll of ${items.length} items makes a request of about ${total} bytes, over the ${this.session.dataLimit}-byte limit; split it into smaller batches`, { path: this.path });
     }
-    if (!traced(tracing.queuePut)) return this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal), true);
-    const ctx: QueuePutContext = { path: this.path, items: payloads.length, priority, sessionId: this.session.sessionId };
     const startedAt = performance.now();
-    return tracing.queuePut.tracePromise(
-      () =>
-        this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal), true).then(
-          (paths) => {
-            Object.assign(ctx, { outcome: 'ok', itemPaths: paths, durationMs: performance.now() - startedAt });
-            return paths;
-          },
-          (err: unknown) => {
-            Object.assign(ctx, { outcome: failureOutcome(err, bound.signal) === 'error' ? 'error' : 'aborted', errorCode: codeOf(err), durationMs: performance.now() - startedAt });
-            throw err;
-          },
-        ),
-      ctx,
+    return traceSettled(
+      tracing.queuePut,
+      (): QueuePutContext => ({ path: this.path, items: payloads.length, priority, sessionId: this.session.sessionId }),
+      () => this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal), true),
+      (ctx, paths) => Object.assign(ctx, { outcome: 'ok', itemPaths: paths, durationMs: performance.now() - startedAt }),
+      (ctx, err) => Object.assign(ctx, { outcome: failureOutcome(err, bound.signal) === 'error' ? 'error' : 'aborted', errorCode: codeOf(err), durationMs: performance.now() - startedAt }),
     );
   }
 
   /** Traces a take or poll (nothing is built while nobody subscribes). */
-  private traceTake(bound: { timeoutMs: number | undefined; signal: AbortSignal | undefined }, nonblocking: boolean, take: () => Promise<Buffer | null>): Promise<Buffer | null> {
-    if (!traced(tracing.queueTake)) return take();
-    const ctx: QueueTakeContext = { path: this.path, nonblocking, timeoutMs: bound.timeoutMs, sessionId: this.session.sessionId };
+  private traceTake<T extends Buffer | null>(bound: { timeoutMs: number | undefined; signal: AbortSignal | undefined }, nonblocking: boolean, take: () => Promise<T>): Promise<T> {
     const startedAt = performance.now();
-    return tracing.queueTake.tracePromise(
-      () =>
-        take().then(
-          (item) => {
-            Object.assign(ctx, { outcome: item ? 'taken' : 'empty', waitMs: performance.now() - startedAt });
-            return item;
-          },
-          (err: unknown) => {
-            Object.assign(ctx, { outcome: failureOutcome(err, bound.signal), errorCode: codeOf(err), waitMs: performance.now() - startedAt });
-            throw err;
-          },
-        ),
-      ctx,
+    return traceSettled(
+      tracing.queueTake,
+      (): QueueTakeContext => ({ path: this.path, nonblocking, timeoutMs: bound.timeoutMs, sessionId: this.session.sessionId }),
+      take,
+      (ctx, item) => Object.assign(ctx, { outcome: item ? 'taken' : 'empty', waitMs: performance.now() - startedAt }),
+      (ctx, err) => Object.assign(ctx, { outcome: failureOutcome(err, bound.signal), errorCode: codeOf(err), waitMs: performance.now() - startedAt }),
     );
   }
 
@@ -211,8 +193,7 @@ export class DistributedQueue {
           if (taken) return taken;
         }
       });
-    if (!traced(tracing.queueTake)) return take();
-    return this.traceTake(bound, false, take) as Promise<Buffer>;
+    return this.traceTake(bound, false, take);
   }
 
   /**
