@@ -1,4 +1,4 @@
-// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N] [--sizes a,b] [--apart]   (ZK_CONNECT works as --connect)
+// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N] [--warmup N] [--sizes a,b] [--apart]   (ZK_CONNECT works as --connect)
 // --apart: every session as if in a process of its own (no in-process handoffs; lines say "apart":1).
 // One JSON object per line per workload (per size for the scale_* ones) on stdout (nothing else
 // there); progress on stderr.
@@ -62,7 +62,7 @@ const WORKLOADS: Record<string, Workload> = {
 };
 
 const { values } = parseArgs({
-  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false } },
+  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, warmup: { type: 'string', default: '0' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false } },
 });
 const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
 for (const name of only ?? []) {
@@ -72,6 +72,12 @@ for (const name of only ?? []) {
   }
 }
 const runs = Number(values.runs);
+// Warm-up runs come first and print no line: the JIT and the server warm before anything is measured.
+const warmup = Number(values.warmup);
+if (!Number.isInteger(warmup) || warmup < 0) {
+  console.error('--warmup must be a non-negative integer');
+  process.exit(2);
+}
 if (!Number.isInteger(runs) || runs < 1) {
   console.error('--runs must be a positive integer');
   process.exit(2);
@@ -109,12 +115,12 @@ const [host = '127.0.0.1', port = '2181'] = connectString.split(',')[0]!.split('
 
 let failed = false;
 try {
-  for (let r = 0; r < runs; r++) {
+  for (let r = -warmup; r < runs; r++) {
     let rawSeqRate: number | undefined;
     for (const [name, w] of selected) {
       for (const size of w.sizes ? (sizes ?? w.sizes) : [0]) {
         const label = w.sizes ? `${name} ${size}` : name;
-        console.error(`[run ${r + 1}/${runs}] ${label}...`);
+        console.error(r < 0 ? `[warmup ${r + warmup + 1}/${warmup}] ${label}...` : `[run ${r + 1}/${runs}] ${label}...`);
         const ctx = new BenchContext(connectString, name, host, Number(port), serverPid, values.apart);
         const limit = w.limitMs?.(size) ?? 120_000;
         let timer: NodeJS.Timeout | undefined;
@@ -129,7 +135,7 @@ try {
           if (name === 'raw_seq') rawSeqRate = Number(line.ops_per_s);
           else if (rawSeqRate && !w.sizes && name !== 'raw_pipelined' && name !== 'raw_pipelined_traced' && name !== 'leader_failover' && name !== 'zkr_startup' && !name.startsWith('cache_')) line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
           if (values.apart) line.apart = 1;
-          console.log(JSON.stringify(line));
+          if (r >= 0) console.log(JSON.stringify(line));
         } catch (err) {
           failed = true;
           console.error(`${label} failed:`, err);

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// npm run bench:compare -- [--rounds R] [--only w1,w2] [--out FILE]
+// npm run bench:compare -- [--rounds R] [--warmup N] [--no-apart] [--only w1,w2] [--out FILE]
 // zk-recipes' bench beside its anchors (bench/anchors/: Apache Curator 5.4 and kazoo 2.8) on ONE
 // local standalone ZooKeeper (default fsync, 1 GB heap, as bench/index.ts starts its own), in R
-// interleaved rounds (default 2) of Curator, `node build/bench/index.js --connect`, kazoo, so a
-// machine that slows down mid-run slows all three. Every JSON line goes to FILE (default
+// interleaved rounds (default 3) of Curator, zk-recipes, zk-recipes `--apart` (every session as
+// if in a process of its own) and kazoo, so a machine that slows down mid-run slows them all.
+// The order rotates from round to round (no implementation always runs first, on a colder
+// server, or last), and every harness runs each workload N times (default 1) unmeasured in its
+// own process before it measures (the JIT, the interpreter, the server's caches warm first). Every JSON line goes to FILE (default
 // bench-results/compare-<time>.jsonl, with its "round"), the harnesses' stderr beside it (.log),
 // and stdout gets a markdown table of the medians. `--only` passes through (each anchor skips
 // the names it lacks). An anchor that is not installed is skipped, saying what installs it.
@@ -21,10 +24,15 @@ import { table } from './bench-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const anchorsDir = join(root, 'bench', 'anchors');
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '2' }, only: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string', default: '1' }, 'no-apart': { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) {
   console.error('bench:compare: --rounds must be a positive integer');
+  process.exit(2);
+}
+const warmup = Number(values.warmup);
+if (!Number.isInteger(warmup) || warmup < 0) {
+  console.error('bench:compare: --warmup must be a non-negative integer');
   process.exit(2);
 }
 const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
@@ -69,18 +77,20 @@ function kazoo() {
 }
 
 const ours = { name: 'zk-recipes', label: 'zk-recipes', cmd: process.execPath, args: [join(root, 'build', 'bench', 'index.js')] };
-const impls = [curator(), ours, kazoo()].filter(Boolean);
+const apart = values['no-apart'] ? null : { name: 'zk-recipes-apart', label: 'zk-recipes --apart', cmd: process.execPath, args: [join(root, 'build', 'bench', 'index.js'), '--apart'] };
+const impls = [curator(), ours, apart, kazoo()].filter(Boolean);
 if (impls.length === 1) console.error('bench:compare: no anchor can run here; zk-recipes runs alone');
 
 /** Runs one harness against `connect`; resolves with its JSON lines and exit code. */
 function runHarness(impl, round, connect) {
   return new Promise((resolve) => {
-    const args = [...impl.args, '--connect', connect, ...(values.only ? ['--only', values.only] : [])];
+    const args = [...impl.args, '--connect', connect, '--warmup', String(warmup), ...(values.only ? ['--only', values.only] : [])];
     const child = spawn(impl.cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = [];
     createInterface({ input: child.stdout }).on('line', (text) => {
       try {
-        const line = { ...JSON.parse(text), round };
+        // The apart runs print impl "zk-recipes" with apart: 1; the table keeps them apart.
+        const line = { ...JSON.parse(text), impl: impl.name, round };
         lines.push(line);
         appendFileSync(out, `${JSON.stringify(line)}\n`);
       } catch {
@@ -89,8 +99,8 @@ function runHarness(impl, round, connect) {
     });
     createInterface({ input: child.stderr }).on('line', (text) => {
       appendFileSync(logFile, `[${impl.name}] ${text}\n`);
-      const progress = /^\[(?:\w+ )?run \d+\/\d+\] (\S+)\.\.\.$/.exec(text);
-      if (progress) console.error(`round ${round}/${rounds} ${impl.name}: ${progress[1]}`);
+      const progress = /^\[(?:\w+ )?(run|warmup) \d+\/\d+\] (\S+)\.\.\.$/.exec(text);
+      if (progress) console.error(`round ${round}/${rounds} ${impl.name}: ${progress[2]}${progress[1] === 'warmup' ? ' (warm-up)' : ''}`);
       else if (/failed|skipped|deadlock|unknown/i.test(text)) console.error(`  ${text.startsWith(impl.name) ? text : `${impl.name}: ${text}`}`);
     });
     child.on('error', (err) => resolve({ code: -1, error: err, lines }));
@@ -110,7 +120,9 @@ try {
   const [host, port] = server.connectString.split(':');
   zkVersion = (await mntr(host, Number(port))).zk_version?.split(/[-,\s]/)[0] ?? '?';
   for (let r = 1; r <= rounds; r++) {
-    for (const impl of impls) {
+    const order = impls.map((_, i) => impls[(i + r - 1) % impls.length]);
+    console.error(`round ${r}/${rounds}: ${order.map((i) => i.name).join(', ')}`);
+    for (const impl of order) {
       const run = await runHarness(impl, r, server.connectString);
       results.push(...run.lines);
       if (run.code === 2) throw new Error(`${impl.name} refused its arguments (see ${logFile})`);
@@ -126,8 +138,9 @@ try {
   process.exit(2);
 }
 await server.close();
-// zk-recipes first in the table, whatever the order of the rounds.
-console.log(table(results, ['zk-recipes', ...impls.map((i) => i.name).filter((n) => n !== 'zk-recipes')]));
-console.log(`\n${rounds} round(s), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=yes, 1 GB heap), ` +
+// zk-recipes' two modes first in the table, whatever the order of the rounds.
+const named = impls.map((i) => i.name);
+console.log(table(results, [...named.filter((n) => n.startsWith('zk-recipes')), ...named.filter((n) => !n.startsWith('zk-recipes'))]));
+console.log(`\n${rounds} round(s) in rotating order, ${warmup} warm-up run(s) per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=yes, 1 GB heap), ` +
   `${impls.map((i) => i.label).join(', ')}, Node ${process.version}. Lines: ${out}`);
 process.exitCode = failures > 0 ? 1 : 0;

@@ -1,10 +1,13 @@
 // The markdown table of scripts/bench-compare.mjs: per workload the median of each impl over the
-// rounds (ops/s; for leader_failover and cache_latency p50 / p99 ms), the ratio zk-recipes ÷ the
-// better anchor (for those two the better anchor's p50 and p99 ÷ ours: above 1 is ahead everywhere),
-// requests/op of each, and the correctness figures summed.
+// rounds with the rounds' spread (ops/s; for the latency lines p50 / p99 ms), the ratio of
+// zk-recipes (and of zk-recipes --apart) ÷ the better anchor (for latency the better anchor's
+// p50 and p99 ÷ ours: above 1 is ahead everywhere), requests/op of each, and the correctness
+// figures summed.
 
 const ANCHORS = ['curator', 'kazoo'];
-const LABELS = { curator: 'Curator' };
+const LABELS = { curator: 'Curator', 'zk-recipes-apart': 'zk-recipes --apart' };
+/** Our two modes: one process, and every session as if in a process of its own. */
+const OURS = ['zk-recipes', 'zk-recipes-apart'];
 /** zk-recipes workloads without a namesake in the anchors, and what they are compared with. */
 const ANCHOR_WORKLOAD = { semaphore_curator_v2: 'semaphore' };
 const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', raw_pipelined_traced: 'ops/s', mutex_uncontended: 'cycles/s', mutex_uncontended_traced: 'cycles/s', mutex_contended: 'acq/s', semaphore: 'leases/s', semaphore_curator_v2: 'leases/s', rwlock: 'acq/s', leader_failover: 'ms p50 / p99', queue: 'items/s', queue_at_least_once: 'items/s', queue_200k: 'items/s', cache_load: 'nodes/s', cache_latency: 'ms p50 / p99', cache_events: 'events/s' };
@@ -27,7 +30,9 @@ function summary(lines) {
     runs: lines.length,
     deadlocked: lines.length - ok.length,
     rate: median(ok.map((l) => l.ops_per_s)),
+    rates: ok.map((l) => l.ops_per_s),
     p50: median(ok.map((l) => l.p50_ms)),
+    p50s: ok.map((l) => l.p50_ms),
     p99: median(ok.map((l) => l.p99_ms)),
     requests: median(ok.map((l) => l.requests_per_op).filter((v) => v !== undefined)),
     faults: lines.reduce((n, l) => n + (l.violations ?? 0) + (l.lost ?? 0) + (l.duplicated ?? 0), 0),
@@ -37,33 +42,36 @@ function summary(lines) {
 function cell(s, latency) {
   if (!s || s.runs === 0) return '–';
   if (s.deadlocked === s.runs) return `deadlocks (${s.deadlocked}/${s.runs})`;
-  const v = latency ? `${fmt(s.p50)} / ${fmt(s.p99)}` : fmt(s.rate, 0);
+  // The spread of the rounds beside the median: a ratio inside it is not a result.
+  const spread = (xs, digits) => (xs.length > 1 ? ` (${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)})` : '');
+  const v = latency ? `${fmt(s.p50)}${spread(s.p50s, 2)} / ${fmt(s.p99)}` : `${fmt(s.rate, 0)}${spread(s.rates, 0)}`;
   return s.deadlocked ? `${v} (deadlocks ${s.deadlocked}/${s.runs})` : v;
 }
 
 /** The table of `lines` (JSON lines of the harnesses) for the impls named in `shown`, in that order. */
 export function table(lines, shown) {
   const of = (impl, w) => lines.filter((l) => l.impl === impl && l.workload === w);
-  const names = [...new Set([...lines.filter((l) => l.impl === 'zk-recipes'), ...lines].map((l) => l.workload))];
+  const names = [...new Set([...lines.filter((l) => OURS.includes(l.impl)), ...lines].map((l) => l.workload))];
+  const ours = OURS.filter((o) => shown.includes(o));
   const rows = [
-    `| workload | ${shown.map((i) => LABELS[i] ?? i).join(' | ')} | ratio | requests/op ${shown.map((i) => LABELS[i] ?? i).join(' / ')} | violations, lost, duplicated |`,
-    `| --- |${shown.map(() => ' --- |').join('')} --- | --- | --- |`,
+    `| workload | ${shown.map((i) => LABELS[i] ?? i).join(' | ')} | ${ours.map((o) => (o === 'zk-recipes' ? 'ratio' : 'ratio --apart')).join(' | ')} | requests/op ${shown.map((i) => LABELS[i] ?? i).join(' / ')} | violations, lost, duplicated |`,
+    `| --- |${shown.map(() => ' --- |').join('')}${ours.map(() => ' --- |').join('')} --- | --- |`,
   ];
   for (const w of names) {
     const aw = ANCHOR_WORKLOAD[w] ?? w;
     const s = Object.fromEntries(shown.map((i) => [i, summary(of(i, ANCHORS.includes(i) ? aw : w))]));
     const latency = LATENCY.has(w);
     const anchors = ANCHORS.map((a) => s[a]).filter((x) => x && x.runs > x.deadlocked);
-    const us = s['zk-recipes'];
-    let ratio = '–';
-    if (us && us.runs > us.deadlocked && anchors.length > 0) {
+    const ratios = ours.map((o) => {
+      const us = s[o];
+      if (!us || us.runs === us.deadlocked || anchors.length === 0) return '–';
       // Above 1 is ahead: our rate over the better anchor's; for latency theirs over ours.
-      if (latency) ratio = `${fmt(Math.min(...anchors.map((a) => a.p50)) / us.p50)} / ${fmt(Math.min(...anchors.map((a) => a.p99)) / us.p99)}`;
-      else ratio = fmt(us.rate / Math.max(...anchors.map((a) => a.rate)));
-    }
+      if (latency) return `${fmt(Math.min(...anchors.map((a) => a.p50)) / us.p50)} / ${fmt(Math.min(...anchors.map((a) => a.p99)) / us.p99)}`;
+      return fmt(us.rate / Math.max(...anchors.map((a) => a.rate)));
+    });
     const faults = shown.filter((i) => s[i].faults > 0).map((i) => `${i} ${s[i].faults}`).join(', ') || (shown.some((i) => s[i].runs) ? '0' : '–');
     const label = `${w} (${UNITS[w] ?? 'ops/s'})${aw !== w ? `, anchors: ${aw}` : ''}`;
-    rows.push(`| ${label} | ${shown.map((i) => cell(s[i], latency)).join(' | ')} | ${ratio} | ${shown.map((i) => fmt(s[i].requests)).join(' / ')} | ${faults} |`);
+    rows.push(`| ${label} | ${shown.map((i) => cell(s[i], latency)).join(' | ')} | ${ratios.join(' | ')} | ${shown.map((i) => fmt(s[i].requests)).join(' / ')} | ${faults} |`);
   }
   return rows.join('\n');
 }

@@ -5,7 +5,7 @@
 // classpath of Debian's curator-{recipes,framework,client}, guava, zookeeper, zookeeper-jute,
 // slf4j-api and slf4j-simple jars:
 //   javac -d /tmp/cb -cp "$CP" bench/anchors/*.java
-//   java -cp "/tmp/cb:$CP" anchors.CuratorBench --connect HOST:PORT [--only w1,w2] [--runs N]
+//   java -cp "/tmp/cb:$CP" anchors.CuratorBench --connect HOST:PORT [--only w1,w2] [--runs N] [--warmup N]
 // Recipes: InterProcessMutex, InterProcessSemaphoreV2, InterProcessReadWriteLock, LeaderLatch,
 // SimpleDistributedQueue (queue: take() one item at a time, like our take()),
 // DistributedQueue with lockPath (queue_at_least_once: Curator's only at-least-once queue) and
@@ -52,16 +52,19 @@ public final class CuratorBench {
     String connect = System.getenv("ZK_CONNECT");
     List<String> only = null;
     int runs = 1;
+    int warmup = 0;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--connect" -> connect = args[++i];
         case "--only" -> only = List.of(args[++i].split("\\s*,\\s*"));
         case "--runs" -> runs = Integer.parseInt(args[++i]);
-        default -> fail("unknown argument " + args[i] + "; usage: --connect HOST:PORT [--only w1,w2] [--runs N]");
+        case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+        default -> fail("unknown argument " + args[i] + "; usage: --connect HOST:PORT [--only w1,w2] [--runs N] [--warmup N]");
       }
     }
     if (connect == null || connect.isEmpty()) fail("--connect HOST:PORT is required (or ZK_CONNECT)");
     if (runs < 1) fail("--runs must be a positive integer");
+    if (warmup < 0) fail("--warmup must be a non-negative integer");
     Map<String, Workload> all = new LinkedHashMap<>();
     all.put("raw_seq", CuratorLocks::rawSeq);
     all.put("raw_pipelined", CuratorLocks::rawPipelined);
@@ -88,10 +91,11 @@ public final class CuratorBench {
     int port = hostPort.length > 1 ? Integer.parseInt(hostPort[1]) : 2181;
     boolean failed = false;
     ExecutorService runner = Executors.newCachedThreadPool();
-    for (int r = 0; r < runs; r++) {
+    // Warm-up runs come first and print no line: the JIT and the server warm before anything is measured.
+    for (int r = -warmup; r < runs; r++) {
       Double rawSeqRate = null;
       for (String name : selected) {
-        System.err.println("[curator run " + (r + 1) + "/" + runs + "] " + name + "...");
+        System.err.println(r < 0 ? "[curator warmup " + (r + warmup + 1) + "/" + warmup + "] " + name + "..." : "[curator run " + (r + 1) + "/" + runs + "] " + name + "...");
         Ctx ctx = new Ctx(connect, name, host, port);
         Future<Map<String, Object>> f = runner.submit(() -> all.get(name).run(ctx));
         try {
@@ -100,8 +104,10 @@ public final class CuratorBench {
           double rate = ((Number) line.get("ops_per_s")).doubleValue();
           if (name.equals("raw_seq")) rawSeqRate = rate;
           else if (rawSeqRate != null && !name.equals("raw_pipelined") && !name.equals("leader_failover") && !name.startsWith("cache_")) line.put("ratio_to_raw_seq", round(rate / rawSeqRate, 2));
-          System.out.println(json(line));
-          System.out.flush();
+          if (r >= 0) {
+            System.out.println(json(line));
+            System.out.flush();
+          }
         } catch (TimeoutException e) {
           failed = true;
           System.err.println(name + " failed: did not finish within " + LIMIT_MS / 1000 + " s");

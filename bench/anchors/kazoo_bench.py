@@ -5,7 +5,7 @@ progress on stderr. Workloads in kazoo_locks.py and kazoo_others.py, shared part
 kazoo_kit.py. scripts/bench-compare.mjs runs it; by hand (Debian: apt-get install -y
 python3-kazoo, which installs it for /usr/bin/python3):
 
-    python3 bench/anchors/kazoo_bench.py --connect HOST:PORT [--only w1,w2] [--runs N]
+    python3 bench/anchors/kazoo_bench.py --connect HOST:PORT [--only w1,w2] [--runs N] [--warmup N]
 
 Recipes: Lock, Semaphore (max_leases 3), ReadLock/WriteLock, Election (its leader function
 returns to step down), Queue (at most once; get() does not block, so an idle consumer waits on
@@ -46,11 +46,14 @@ def main():
     ap.add_argument("--connect", default=os.environ.get("ZK_CONNECT"))
     ap.add_argument("--only")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--warmup", type=int, default=0)
     args = ap.parse_args()
     if not args.connect:
         ap.error("--connect HOST:PORT is required (or ZK_CONNECT)")
     if args.runs < 1:
         ap.error("--runs must be a positive integer")
+    if args.warmup < 0:
+        ap.error("--warmup must be a non-negative integer")
     only = [w.strip() for w in args.only.split(",")] if args.only else None
     selected = [name for name in WORKLOADS if only is None or name in only]
     # Names of zk-recipes' own extras pass through bench-compare: skip them, loudly.
@@ -60,10 +63,14 @@ def main():
     host, _, port = args.connect.split(",")[0].split("/")[0].partition(":")
     port = int(port or 2181)
     failed = False
-    for r in range(args.runs):
+    # Warm-up runs come first and print no line: the interpreter and the server warm before anything is measured.
+    for r in range(-args.warmup, args.runs):
         raw_seq_rate = None
         for name in selected:
-            log("[kazoo run %d/%d] %s..." % (r + 1, args.runs, name))
+            if r < 0:
+                log("[kazoo warmup %d/%d] %s..." % (r + args.warmup + 1, args.warmup, name))
+            else:
+                log("[kazoo run %d/%d] %s..." % (r + 1, args.runs, name))
             ctx = Ctx(args.connect, name, host, port)
             box = {}
 
@@ -86,7 +93,8 @@ def main():
                     raw_seq_rate = line["ops_per_s"]
                 elif raw_seq_rate and name not in ("raw_pipelined", "leader_failover") and not name.startswith("cache_") and "deadlocked" not in line:
                     line["ratio_to_raw_seq"] = round(line["ops_per_s"] / raw_seq_rate, 2)
-                print(json.dumps(line, separators=(",", ":")), flush=True)
+                if r >= 0:
+                    print(json.dumps(line, separators=(",", ":")), flush=True)
             ctx.cleanup()
     # Daemon threads of a failed workload may still wait: do not let them hold the exit.
     sys.stdout.flush()
