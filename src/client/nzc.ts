@@ -13,7 +13,7 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import type { Acl, Op, Stat } from './types.js';
 import { CREATE_MODE_FLAGS } from './types.js';
 import { batchWatches, SET_WATCHES_BATCH_BYTES } from './encoding.js';
-import { addWatchFrame, childrenAndStat, clientPath, createdNode, createdPath, createFrame, createTtlFrame, dataAndStat, deleteFrame, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame } from './wire.js';
+import { addWatchFrame, childrenAndStat, clientPath, createdNode, createdPath, createFrame, createTtlFrame, dataAndStat, deleteFrame, multiFrame, multiResults, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame, type MultiOp, type MultiResult } from './wire.js';
 
 /** Raw jute Stat: longs are 8-byte big-endian buffers. */
 export interface RawStat {
@@ -383,7 +383,7 @@ function answerFrame(cm: RawConnectionManager, frame: Buffer): boolean {
   cm.pendingQueue.shift();
   cm.zxid = Buffer.from(frame.subarray(REPLY.ZXID, REPLY.ERR));
   const err = frame.readInt32BE(REPLY.ERR);
-  if (err !== 0) {
+  if (err !== 0 && !head.request.bodyOnError) {
     head.callback?.(ExceptionModule.create(err));
     return true;
   }
@@ -391,11 +391,12 @@ function answerFrame(cm: RawConnectionManager, frame: Buffer): boolean {
   try {
     value = head.request.decode(new Reader(frame, REPLY.BODY));
   } catch {
-    head.callback?.(ExceptionModule.create(CONNECTION_LOSS));
-    cm.socket?.destroy();
+    // A failed multi whose body does not decode still failed with err.
+    head.callback?.(ExceptionModule.create(err !== 0 ? err : CONNECTION_LOSS));
+    if (err === 0) cm.socket?.destroy();
     return true;
   }
-  head.callback?.(null, value);
+  head.callback?.(err !== 0 ? ExceptionModule.create(err) : null, value);
   return true;
 }
 
@@ -484,41 +485,25 @@ export function silence(client: RawClient): void {
   cm.socket?.resetAndDestroy();
 }
 
-/** Converts our ACL entries to node-zookeeper-client's (for its transaction builder). */
-function toRawAcls(acls: readonly Acl[]): RawAclObject[] {
-  return acls.map((a) => new nzc.ACL(a.perms, new nzc.Id(a.scheme, a.id)));
-}
-
-// Raw multi op codes: the builder's check/setData/remove turn an expected version 0 into -1
-// (upstream #67), so ops are pushed as raw records.
-const OP = { CREATE: 1, DELETE: 2, SET_DATA: 5, CHECK: 13 } as const;
-
-/** Sends a multi; ops' data must already be Buffers. */
-export function rawMulti(client: RawClient, ops: readonly (Op & { data?: Buffer })[], cb: (err: RawError | null, results: RawOpResult[]) => void): void {
-  const tx = client.transaction();
-  for (const op of ops) {
-    switch (op.type) {
-      case 'create':
-        tx.ops.push({
-          type: OP.CREATE,
-          path: op.path,
-          data: op.data,
-          acls: toRawAcls(op.acl ?? [{ perms: 31, scheme: 'world', id: 'anyone' }]),
-          mode: CREATE_MODE_FLAGS[op.mode ?? 'PERSISTENT'],
-        });
-        break;
-      case 'delete':
-        tx.ops.push({ type: OP.DELETE, path: op.path, version: op.version ?? -1 });
-        break;
-      case 'setData':
-        tx.ops.push({ type: OP.SET_DATA, path: op.path, data: op.data, version: op.version ?? -1 });
-        break;
-      case 'check':
-        tx.ops.push({ type: OP.CHECK, path: op.path, version: op.version ?? -1 });
-        break;
-    }
-  }
-  tx.commit(cb);
+/**
+ * multi (opcode 14): the ops in one transaction. A failed transaction's results come with its
+ * error (which op failed, and why).
+ */
+export function multi(client: RawClient, ops: readonly MultiOp[], cb: (err: RawError | null, results?: MultiResult[]) => void): void {
+  const chroot = clientChroot(client);
+  sendFrame(
+    client,
+    OPCODE.MULTI,
+    multiFrame(chroot, ops),
+    multiResults(chroot),
+    (err, results) => {
+      // The server answers a failed transaction with error 0 in the header: the failure is in
+      // the results, one error result per op (0 before the failing op, -2 "rolled back" after).
+      const failed = err === null ? results?.find((r) => r.type === -1 && r.err !== 0 && r.err !== -2) : undefined;
+      cb(failed?.err !== undefined ? ExceptionModule.create(failed.err) : err, results);
+    },
+    true,
+  );
 }
 
 /** Wire op code of each multi result type. */
@@ -541,6 +526,8 @@ class FrameRequest implements RawRequest {
     op: number,
     private readonly frame: Frame,
     readonly decode: Decoder<unknown>,
+    /** The reply has a body when its header carries an error too (multi's per-op results). */
+    readonly bodyOnError = false,
   ) {
     this.header = { type: op, xid: 0 };
   }
@@ -553,8 +540,8 @@ class FrameRequest implements RawRequest {
 type FrameCallback<T> = (err: RawError | null, value?: T) => void;
 
 /** Queues a frame; `decode` reads the body of a successful reply (see {@link frameReplies}). */
-export function sendFrame<T>(client: RawClient, op: number, frame: Frame, decode: Decoder<T>, cb: FrameCallback<T>): void {
-  client.connectionManager.queue(new FrameRequest(op, frame, decode), cb as (err: RawError | null) => void);
+export function sendFrame<T>(client: RawClient, op: number, frame: Frame, decode: Decoder<T>, cb: FrameCallback<T>, bodyOnError = false): void {
+  client.connectionManager.queue(new FrameRequest(op, frame, decode, bodyOnError), cb as (err: RawError | null) => void);
 }
 
 /** The chroot the client prefixes to paths ('' for none). */

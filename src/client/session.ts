@@ -20,8 +20,8 @@ import { multiSize, requestSize, watchSize, type SizedRequest } from './encoding
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
-import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, rawMulti, sendSync, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
-import { encodeAcls } from './wire.js';
+import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, multi, sendSync, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
+import { encodeAcls, type MultiOp, type MultiResult } from './wire.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
 import { toStat } from './stat.js';
 import type { Acl, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
@@ -757,16 +757,32 @@ export class ZkSession extends SessionLifecycle {
       'multi',
       prepared[0]?.path,
       (g, done) =>
-        rawMulti(g.raw, prepared, (err, results) => {
-          if (err === null) return done(null, results.map(toOpResult));
+        multi(g.raw, this.encodeMulti(prepared), (err, results) => {
+          if (err === null) return done(null, (results ?? []).map(toOpResult));
           // The failing op is the first result with a code other than OK or "rolled back".
-          const index = Array.isArray(results) ? results.findIndex((r) => r.type === MULTI_RESULT_TYPES.ERROR && r.err !== 0 && r.err !== -2) : -1;
-          const failed = index < 0 ? undefined : results[index];
+          const index = results ? results.findIndex((r) => r.type === MULTI_RESULT_TYPES.ERROR && r.err !== 0 && r.err !== -2) : -1;
+          const failed = index < 0 ? undefined : results?.[index];
           if (failed?.err === undefined) return done(err);
           done(errorFromCode(failed.err, 'multi', prepared[index]?.path, { opIndex: index, cause: err }));
         }),
       { signal, ledger },
     );
+  }
+
+  /** The prepared ops as the wire encodes them: a create's ACL and mode as bytes and flags. */
+  private encodeMulti(prepared: readonly (Op & { data?: Buffer })[]): MultiOp[] {
+    return prepared.map((op): MultiOp => {
+      switch (op.type) {
+        case 'create': {
+          const acl = op.acl ?? Acls.OPEN;
+          return { type: 'create', path: op.path, data: op.data, acls: acl === Acls.OPEN ? OPEN_ACL_BYTES : encodeAcls(acl), flags: CREATE_MODE_FLAGS[op.mode ?? 'PERSISTENT'] };
+        }
+        case 'setData':
+          return { type: 'setData', path: op.path, data: op.data, version: op.version ?? -1 };
+        default:
+          return { type: op.type, path: op.path, version: op.version ?? -1 };
+      }
+    });
   }
 
   private prepareOp(op: Op, i: number): Op & { data?: Buffer } {
@@ -859,14 +875,14 @@ export class ZkSession extends SessionLifecycle {
   }
 }
 
-function toOpResult(r: { type: number; path?: string; stat?: RawStat }): OpResult {
+function toOpResult(r: MultiResult): OpResult {
   switch (r.type) {
     case MULTI_RESULT_TYPES.CREATE:
       return { type: 'create', path: r.path ?? '' };
     case MULTI_RESULT_TYPES.DELETE:
       return { type: 'delete' };
     case MULTI_RESULT_TYPES.SET_DATA:
-      return { type: 'setData', stat: toStat(r.stat as RawStat) };
+      return { type: 'setData', stat: r.stat as Stat };
     default:
       return { type: 'check' };
   }

@@ -10,7 +10,7 @@ import { serverPath, type WatchSet } from './encoding.js';
 import type { Acl, Stat } from './types.js';
 
 /** Wire op codes of the requests encoded here. */
-export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CREATE2: 15, REMOVE_WATCHES: 18, SET_WATCHES: 101, SET_WATCHES2: 105, ADD_WATCH: 106, CREATE_CONTAINER: 19, CREATE_TTL: 21 } as const;
+export const OPCODE = { CREATE: 1, DELETE: 2, EXISTS: 3, GET_DATA: 4, SET_DATA: 5, SYNC: 9, GET_CHILDREN2: 12, CHECK: 13, MULTI: 14, CREATE2: 15, REMOVE_WATCHES: 18, SET_WATCHES: 101, SET_WATCHES2: 105, ADD_WATCH: 106, CREATE_CONTAINER: 19, CREATE_TTL: 21 } as const;
 
 const LENGTH = 4; // the frame's length prefix
 const HEADER = 8; // xid, op code
@@ -161,6 +161,40 @@ export function setWatchesFrame(chroot: string, relativeZxid: Uint8Array, set: W
   return frame;
 }
 
+/** One op of a transaction, its data and ACL ready to encode. */
+export type MultiOp =
+  | { readonly type: 'create'; readonly path: string; readonly data: Uint8Array | undefined; readonly acls: Uint8Array; readonly flags: number }
+  | { readonly type: 'delete' | 'check'; readonly path: string; readonly version: number }
+  | { readonly type: 'setData'; readonly path: string; readonly data: Uint8Array | undefined; readonly version: number };
+
+const MULTI_OP: Readonly<Record<MultiOp['type'], number>> = { create: OPCODE.CREATE, delete: OPCODE.DELETE, setData: OPCODE.SET_DATA, check: OPCODE.CHECK };
+/** A MultiHeader: type (int), done (bool), err (int). */
+const MULTI_HEADER = 9;
+
+/**
+ * multi (14): per op a MultiHeader (its op code, not done, err -1) and the op's own request
+ * body, then a closing header (type -1, done).
+ */
+export function multiFrame(chroot: string, ops: readonly MultiOp[]): Frame {
+  const paths = ops.map((op) => serverPath(chroot, op.path));
+  const lengths = paths.map((p) => Buffer.byteLength(p));
+  let body = MULTI_HEADER;
+  ops.forEach((op, i) => {
+    body += MULTI_HEADER + 4 + (lengths[i] as number);
+    if (op.type === 'create') body += 4 + (op.data?.length ?? 0) + op.acls.length + 4;
+    else if (op.type === 'setData') body += 4 + (op.data?.length ?? 0) + 4;
+    else body += 4;
+  });
+  const frame = new Frame(OPCODE.MULTI, body);
+  ops.forEach((op, i) => {
+    frame.int(MULTI_OP[op.type]).bool(false).int(-1).str(paths[i] as string, lengths[i] as number);
+    if (op.type === 'create') frame.bytes(op.data).raw(op.acls).int(op.flags);
+    else if (op.type === 'setData') frame.bytes(op.data).int(op.version);
+    else frame.int(op.version);
+  });
+  return frame.int(-1).bool(true).int(-1);
+}
+
 // ---- replies ------------------------------------------------------------------------------
 
 /** Reply frame layout: length, xid, zxid, error code, then the body. */
@@ -178,6 +212,11 @@ export class Reader {
 
   private need(n: number): void {
     if (this.offset + n > this.frame.length) throw new RangeError(`reply frame of ${this.frame.length} bytes ends before offset ${this.offset + n}`);
+  }
+
+  bool(): boolean {
+    this.need(1);
+    return this.frame.readUInt8(this.offset++) !== 0;
   }
 
   int(): number {
@@ -256,5 +295,32 @@ export const statOnly: Decoder<Stat> = (r) => r.stat();
 export const dataAndStat: Decoder<{ data: Buffer; stat: Stat }> = (r) => ({ data: r.bytes() ?? Buffer.alloc(0), stat: r.stat() });
 /** getChildren2: child names and the parent's Stat. */
 export const childrenAndStat: Decoder<{ children: string[]; stat: Stat }> = (r) => ({ children: r.strings(), stat: r.stat() });
+/** One result of a multi reply: the op code (-1 for an error result), its error code, its path or Stat. */
+export interface MultiResult {
+  readonly type: number;
+  readonly err?: number;
+  readonly path?: string;
+  readonly stat?: Stat;
+}
+
+/**
+ * multi: a MultiHeader per result until the one marked done; a create's path (create2's with
+ * its Stat), a setData's Stat, an error result's code. A failed transaction's reply has a body
+ * too: an error result per op (0 before the failing one, -2 "rolled back" after it).
+ */
+export const multiResults = (chroot: string): Decoder<MultiResult[]> => (r) => {
+  const out: MultiResult[] = [];
+  for (;;) {
+    const type = r.int();
+    const done = r.bool();
+    r.int();
+    if (done) return out;
+    if (type === OPCODE.CREATE) out.push({ type, path: clientPath(chroot, r.str()) });
+    else if (type === OPCODE.CREATE2) out.push({ type: OPCODE.CREATE, path: clientPath(chroot, r.str()), stat: r.stat() });
+    else if (type === OPCODE.SET_DATA) out.push({ type, stat: r.stat() });
+    else if (type === -1) out.push({ type, err: r.int() });
+    else out.push({ type });
+  }
+};
 /** delete, sync, removeWatches: nothing the caller needs. */
 export const nothing: Decoder<void> = () => undefined;

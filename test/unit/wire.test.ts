@@ -11,7 +11,7 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import { frameReplies, sendFrame, type RawConnectionManager } from '../../src/client/nzc.js';
 import type { Acl, Stat } from '../../src/client/types.js';
 import { batchWatches, multiSize, requestSize, setWatchesSize, watchSize, type WatchSet } from '../../src/client/encoding.js';
-import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, encodeAcls, Frame, nothing, OPCODE, Reader, readFrame, removeWatchesFrame, setDataFrame, setWatchesFrame, statOnly, syncFrame } from '../../src/client/wire.js';
+import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, encodeAcls, Frame, multiFrame, multiResults, nothing, OPCODE, Reader, readFrame, removeWatchesFrame, setDataFrame, setWatchesFrame, statOnly, syncFrame, type MultiOp } from '../../src/client/wire.js';
 
 interface JuteRecord {
   setChrootPath(path: string): void;
@@ -106,6 +106,46 @@ describe('wire frames', () => {
     assert.deepEqual(syncFrame('/app', '/ü').seal(7), expected(9, 7, '/app/ü'));
     assert.deepEqual(removeWatchesFrame('', '/w', 1).seal(8), expected(18, 8, '/w', 1));
     assert.deepEqual(removeWatchesFrame('/app', '/', 2).seal(9), expected(18, 9, '/app', 2));
+  });
+
+  test('multi encodes as the client encodes a MultiTransactionRecord: a header and a request per op, then the closing header', () => {
+    let xid = 500;
+    for (const chroot of CHROOTS)
+      for (const path of PATHS)
+        for (const data of DATA) {
+          xid += 1;
+          const ops: MultiOp[] = [
+            { type: 'create', path, data, acls: encodeAcls(ACLS[1] ?? []), flags: 2 },
+            { type: 'setData', path, data, version: 0 },
+            { type: 'check', path, version: 7 },
+            { type: 'delete', path, version: -1 },
+          ];
+          const records: [string, Record<string, unknown>][] = [
+            ['MultiHeader', { type: 1, done: false, err: -1 }],
+            ['CreateRequest', { path, data, acl: aclRecords(ACLS[1] ?? []), flags: 2 }],
+            ['MultiHeader', { type: 5, done: false, err: -1 }],
+            ['SetDataRequest', { path, data, version: 0 }],
+            ['MultiHeader', { type: 13, done: false, err: -1 }],
+            ['CheckVersionRequest', { path, version: 7 }],
+            ['MultiHeader', { type: 2, done: false, err: -1 }],
+            ['DeleteRequest', { path, version: -1 }],
+            ['MultiHeader', { type: -1, done: true, err: -1 }],
+          ];
+          const bodies = records.map(([record, fields]) => {
+            const r = new jute.protocol[record]!() as JuteRecord & { byteLength(): number; serialize(b: Buffer, o: number): number };
+            Object.assign(r, fields);
+            if (chroot && 'path' in fields) r.setChrootPath(chroot);
+            const b = Buffer.alloc(r.byteLength());
+            r.serialize(b, 0);
+            return b;
+          });
+          const head = Buffer.alloc(12);
+          const body = Buffer.concat(bodies);
+          head.writeInt32BE(8 + body.length, 0);
+          head.writeInt32BE(xid, 4);
+          head.writeInt32BE(OPCODE.MULTI, 8);
+          assert.deepEqual(multiFrame(chroot, ops).seal(xid), Buffer.concat([head, body]), `multi ${chroot}${path} data=${data?.toString('hex')}`);
+        }
   });
 
   test('a frame sealed again (a re-send) carries the new xid', () => {
@@ -376,6 +416,24 @@ describe('reply decoding', () => {
     assert.equal(createdPath('')(new Reader(body('CreateResponse', { path: '/x' }), 0)), '/x');
   });
 
+  test('a multi reply: created paths (without the chroot), Stats, deletes and checks; a failed one carries its per-op error codes', () => {
+    const { raw, expected } = stats(9);
+    const header = (type: number, done: boolean, err: number): Buffer => body('MultiHeader', { type, done, err });
+    const ok = Buffer.concat([
+      header(1, false, 0),
+      body('CreateResponse', { path: '/app/lock-0000000001' }),
+      header(5, false, 0),
+      body('SetDataResponse', { stat: raw }),
+      header(2, false, 0),
+      header(13, false, 0),
+      header(-1, true, -1),
+    ]);
+    assert.deepEqual(multiResults('/app')(new Reader(ok, 0)), [{ type: 1, path: '/lock-0000000001' }, { type: 5, stat: expected }, { type: 2 }, { type: 13 }]);
+    const failed = Buffer.concat([header(-1, false, 0), body('ErrorResponse', { err: 0 }), header(-1, false, -101), body('ErrorResponse', { err: -101 }), header(-1, false, -2), body('ErrorResponse', { err: -2 }), header(-1, true, -1)]);
+    assert.deepEqual(multiResults('')(new Reader(failed, 0)), [{ type: -1, err: 0 }, { type: -1, err: -101 }, { type: -1, err: -2 }]);
+    for (let n = 0; n < ok.length; n++) assert.throws(() => multiResults('')(new Reader(ok.subarray(0, n), 0)), RangeError, `cut at ${n}`);
+  });
+
   test('a truncated body is refused, not read past its end', () => {
     const { raw } = stats(3);
     const full = body('GetChildren2Response', { children: ['abc', 'def'], stat: raw });
@@ -405,6 +463,16 @@ describe('reply decoding', () => {
     assert.equal(cm.pendingQueue.length, 0);
     assert.equal(cm.zxid.readBigInt64BE(0), 0x1234n, 'the zxid of the last reply');
     assert.deepEqual(cm.pendingBuffer, later.subarray(0, 9));
+  });
+
+  test('a failed multi: its error and its per-op results reach the caller, and the connection stays', () => {
+    const { cm, client } = wired();
+    const got: unknown[] = [];
+    sendFrame(client, OPCODE.MULTI, multiFrame('', [{ type: 'delete', path: '/a', version: -1 }]), multiResults(''), (err, v) => got.push((err as { code?: number } | null)?.code, v), true);
+    const failed = Buffer.concat([body('MultiHeader', { type: -1, done: false, err: -101 }), body('ErrorResponse', { err: -101 }), body('MultiHeader', { type: -1, done: true, err: -1 })]);
+    cm.feed(reply(1, -101, failed));
+    assert.deepEqual(got, [-101, [{ type: -1, err: -101 }]]);
+    assert.notEqual(cm.socket?.destroyed, true);
   });
 
   test('a reply out of order goes to the client (which drops the connection); a body that does not decode fails its request and drops it', () => {
