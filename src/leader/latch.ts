@@ -14,6 +14,7 @@ import { codeOf, failureOutcome, traceWith } from '../observability/trace.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
+import { placeReporter } from '../driver/progress.js';
 import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
@@ -402,11 +403,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
             data: this.data,
             watchOwnNode: this.watchOwnNode,
             onListing: (stat, children) => this.inElection(stat, children),
-            onPlace: ctx
-              ? (position) => {
-                  ctx.queuePosition ??= position;
-                }
-              : undefined,
+            onPlace: placeReporter(this.session, { recipe: 'leader', mode: 'exclusive', path: this.path }, ctx, undefined, stop),
           });
           if (ctx) {
             ctx.outcome = held && !stop.aborted ? 'acquired' : 'aborted';

@@ -229,7 +229,10 @@ test('spans: the caller\'s span parents each acquisition, a waiting one has a wa
     );
     const w = waits[0]!;
     const ns = (t: [number, number]): bigint => BigInt(t[0]) * 1_000_000_000n + BigInt(t[1]);
-    assert.ok(ns(w.startTime) >= ns(contended.startTime) && ns(w.endTime) <= ns(contended.endTime), 'the wait lies within its acquisition');
+    // Within its acquisition, to the SDK's precision: each span anchors its clock on Date.now() (ms).
+    const slack = 2_000_000n;
+    assert.ok(ns(w.startTime) + slack >= ns(contended.startTime) && ns(w.endTime) <= ns(contended.endTime) + slack, 'the wait lies within its acquisition');
+    assert.ok(ns(w.endTime) - ns(w.startTime) <= ns(contended.endTime) - ns(contended.startTime), 'the wait is no longer than its acquisition');
     assert.equal(w.attributes['zk_recipes.queue.position'], 1);
     assert.equal(waits[1]!.attributes['zk_recipes.outcome'], 'timeout');
     // Session requests: CLIENT spans, each acquisition's own as its children, with the server's address.
@@ -296,6 +299,12 @@ test('spans: semaphore, read/write lock and leader campaigns; a failed request h
       'zk_recipes.leader.campaign exclusive x1 acquired @1',
     ]);
     for (const s of spans.filter((x) => x.name.startsWith('zk_recipes.'))) assert.match(String(s.attributes['zk_recipes.fencing_token']), /^\d+$/);
+    // The second candidate waited for the first one's term to end.
+    const campaigns = spans.filter((x) => x.name === 'zk_recipes.leader.campaign');
+    assert.deepEqual(
+      spans.filter((x) => x.name === 'wait').map((w) => parentOf(w)),
+      [idOf(campaigns[1]!)],
+    );
     const missing = spans.find((s) => s.name === 'zookeeper.getData' && s.attributes['zk_recipes.path'] === `${base}/missing`)!;
     assert.equal(missing.attributes['error.type'], 'NO_NODE');
     assert.equal(missing.status.code, SpanStatusCode.ERROR);
