@@ -18,7 +18,10 @@ export interface OtelInstrumentOptions {
   /** Its unit (UCUM: `s`, or an annotation such as `{lock}`). */
   unit?: string;
   /** Advice to the SDK: a histogram's bucket boundaries. */
-  advice?: { explicitBucketBoundaries?: number[] };
+  advice?: {
+    /** A histogram's bucket boundaries. */
+    explicitBucketBoundaries?: number[];
+  };
 }
 
 /** The part of an OpenTelemetry `Histogram` used here. @group Metrics */
