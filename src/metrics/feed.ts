@@ -6,6 +6,8 @@
  * @module
  */
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
+import { describe } from '../client/validate.js';
+import { InvalidArgumentError } from '../errors.js';
 import {
   CHANNELS,
   TRACING_CHANNELS,
@@ -139,4 +141,22 @@ export async function queueDepths(queues: Iterable<TrackableQueue>): Promise<{ q
   const list = [...queues];
   const sizes = await Promise.all(list.map((q) => q.size().catch(() => undefined)));
   return list.map((queue, i) => ({ queue, depth: sizes[i] }));
+}
+
+/** Validates a structural API passed in (a meter, a tracer, prom-client): an object with these methods. @internal */
+export function checkApi<T>(value: T | undefined, what: string, methods: readonly string[]): T {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) throw new InvalidArgumentError(`${what} must be an object with ${methods.join(', ')}, got ${describe(value)}`);
+  for (const m of methods) {
+    if (typeof (value as Record<string, unknown>)[m] !== 'function') throw new InvalidArgumentError(`${what} must have a ${m} function, got ${describe((value as Record<string, unknown>)[m])}`);
+  }
+  return value as T;
+}
+
+/** Validates histogram buckets: finite numbers, increasing; undefined when not given. @internal */
+export function checkBuckets(value: unknown, what: string): readonly number[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length === 0 || value.some((b, i) => typeof b !== 'number' || !Number.isFinite(b) || (i > 0 && b <= (value[i - 1] as number)))) {
+    throw new InvalidArgumentError(`${what} must be a non-empty array of increasing finite numbers, got ${describe(value)}`);
+  }
+  return [...(value as number[])];
 }

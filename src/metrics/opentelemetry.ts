@@ -6,7 +6,8 @@
  * @module
  */
 import type { AcquireContext, SessionRequestContext } from '../observability/channels.js';
-import { DEFAULT_BUCKETS, queueDepths, SESSION_STATES, sessionCounter, subscribeFeed, type TrackableQueue } from './feed.js';
+import { checkBoolean, checkOptionalFunction, checkOptions, optionKeys } from '../client/validate.js';
+import { checkApi, checkBuckets, DEFAULT_BUCKETS, queueDepths, SESSION_STATES, sessionCounter, subscribeFeed, type TrackableQueue } from './feed.js';
 
 /** Attributes of one data point (`@opentelemetry/api`'s `Attributes`, as used here). @group Metrics */
 export type OtelAttributes = Record<string, string | number | boolean>;
@@ -77,6 +78,8 @@ export interface OpenTelemetryMetricsOptions {
   buckets?: readonly number[];
 }
 
+const OPTION_KEYS = optionKeys<OpenTelemetryMetricsOptions>({ meter: true, label: true, sessionRequests: true, buckets: true });
+
 /** What {@link openTelemetryMetrics} returns. @group Metrics */
 export interface OpenTelemetryMetrics {
   /** Reads the queue's depth at each collection (`zk_recipes.queue.depth`); returns a function that stops it. */
@@ -91,7 +94,7 @@ export interface OpenTelemetryMetrics {
  * misses, leadership, sessions by state, queue puts, takes, handling, dead letters and depth.
  * Names are `zk_recipes.*` (OpenTelemetry's dotted, snake_case style; a Prometheus exporter shows
  * them as `zk_recipes_*` with the unit as a suffix), attributes `zk_recipes.*` and `error.type`.
- * Each call subscribes once; `close()` ends it.
+ * Each call subscribes once; `close()` ends it. Bad options: `InvalidArgumentError`.
  *
  * @example
  * ```ts
@@ -104,8 +107,11 @@ export interface OpenTelemetryMetrics {
  * @group Metrics
  */
 export function openTelemetryMetrics(options: OpenTelemetryMetricsOptions): OpenTelemetryMetrics {
-  const { meter, label } = options;
-  const buckets = [...(options.buckets ?? DEFAULT_BUCKETS)];
+  const o = checkOptions(options, 'openTelemetryMetrics', OPTION_KEYS);
+  const meter = checkApi(o.meter, 'openTelemetryMetrics: meter', ['createHistogram', 'createCounter', 'createUpDownCounter', 'createObservableGauge']);
+  const label = checkOptionalFunction(o.label, 'openTelemetryMetrics: label');
+  const sessionRequests = checkBoolean(o.sessionRequests, 'openTelemetryMetrics: sessionRequests', false);
+  const buckets = [...(checkBuckets(o.buckets, 'openTelemetryMetrics: buckets') ?? DEFAULT_BUCKETS)];
   const withPath = (attrs: OtelAttributes, path: string): OtelAttributes => (label === undefined ? attrs : { ...attrs, 'zk_recipes.path': label(path) });
   const kind = (m: { recipe: string; mode: string; path: string }): OtelAttributes => withPath({ 'zk_recipes.recipe': m.recipe, 'zk_recipes.mode': m.mode }, m.path);
   const seconds = (description: string): OtelInstrumentOptions => ({ description, unit: 's', advice: { explicitBucketBoundaries: buckets } });
@@ -118,7 +124,7 @@ export function openTelemetryMetrics(options: OpenTelemetryMetricsOptions): Open
   const misses = meter.createCounter('zk_recipes.lock.miss', { description: 'Try-once acquisitions that found the lock busy.', unit: '{acquisition}' });
   const leader = meter.createUpDownCounter('zk_recipes.leader', { description: 'Elections this process leads now.', unit: '{election}' });
   const sessions = meter.createUpDownCounter('zk_recipes.sessions', { description: 'Sessions of this process in each state.', unit: '{session}' });
-  const requests = options.sessionRequests === true ? meter.createHistogram('zk_recipes.session.request.duration', seconds('Session requests, send to reply.')) : undefined;
+  const requests = sessionRequests ? meter.createHistogram('zk_recipes.session.request.duration', seconds('Session requests, send to reply.')) : undefined;
   const puts = meter.createCounter('zk_recipes.queue.put', { description: 'Items put, by outcome.', unit: '{item}' });
   const takes = meter.createCounter('zk_recipes.queue.take', { description: 'Takes and polls, by outcome.', unit: '{take}' });
   const handle = meter.createHistogram('zk_recipes.queue.handle.duration', seconds('Items handled by consume, claim to done.'));

@@ -4,7 +4,8 @@
  * @module
  */
 import type { SessionRequestContext } from '../observability/channels.js';
-import { DEFAULT_BUCKETS, queueDepths, SESSION_STATES, sessionCounter, subscribeFeed, type TrackableQueue } from './feed.js';
+import { checkBoolean, checkOptionalFunction, checkOptions, optionKeys } from '../client/validate.js';
+import { checkApi, checkBuckets, DEFAULT_BUCKETS, queueDepths, SESSION_STATES, sessionCounter, subscribeFeed, type TrackableQueue } from './feed.js';
 
 /** Label values of one series. @group Metrics */
 export type Labels = Record<string, string>;
@@ -92,6 +93,8 @@ export interface PrometheusMetricsOptions {
   buckets?: readonly number[];
 }
 
+const OPTION_KEYS = optionKeys<PrometheusMetricsOptions>({ client: true, registry: true, label: true, sessionRequests: true, buckets: true });
+
 /** What {@link prometheusMetrics} returns. @group Metrics */
 export interface PrometheusMetrics {
   /** Reads the queue's depth at each scrape (`zk_recipes_queue_depth`); returns a function that stops it. */
@@ -108,8 +111,11 @@ export interface PrometheusMetrics {
  * @group Metrics
  */
 export function prometheusMetrics(options: PrometheusMetricsOptions): PrometheusMetrics {
-  const { client, registry, label } = options;
-  const buckets = options.buckets ?? DEFAULT_BUCKETS;
+  const o = checkOptions(options, 'prometheusMetrics', OPTION_KEYS);
+  const client = checkApi(o.client, 'prometheusMetrics: client', ['Counter', 'Gauge', 'Histogram']);
+  const registry = checkApi(o.registry, 'prometheusMetrics: registry', ['getSingleMetric']);
+  const label = checkOptionalFunction(o.label, 'prometheusMetrics: label');
+  const buckets = checkBuckets(o.buckets, 'prometheusMetrics: buckets') ?? DEFAULT_BUCKETS;
   const withPath = (labels: Labels, path: string): Labels => (label === undefined ? labels : { ...labels, path: label(path) });
   const pathNames = label === undefined ? [] : ['path'];
   function metric<M>(Kind: new (o: never) => M, o: Omit<PromGaugeOptions, 'registers'>): M {
@@ -136,7 +142,7 @@ export function prometheusMetrics(options: PrometheusMetricsOptions): Prometheus
   const misses = metric(client.Counter, { name: 'zk_recipes_lock_miss_total', help: 'Try-once acquisitions that found the lock busy.', labelNames: ['recipe', 'mode', ...pathNames] });
   const leader = metric(client.Gauge, { name: 'zk_recipes_leader', help: 'Elections this process leads now.', labelNames: pathNames });
   const sessions = metric(client.Gauge, { name: 'zk_recipes_sessions', help: 'Sessions of this process in each state.', labelNames: ['state'] });
-  const requests = options.sessionRequests === true
+  const requests = checkBoolean(o.sessionRequests, 'prometheusMetrics: sessionRequests', false)
     ? metric(client.Histogram, { name: 'zk_recipes_session_request_duration_seconds', help: 'Session requests, send to reply.', labelNames: ['op', 'outcome'], buckets })
     : undefined;
   const puts = metric(client.Counter, { name: 'zk_recipes_queue_put_total', help: 'Items put, by outcome.', labelNames: ['outcome', ...pathNames] });

@@ -17,7 +17,8 @@ import {
   type QueueTakeContext,
   type SessionRequestContext,
 } from '../observability/channels.js';
-import { ACQUIRE_CHANNELS, guard } from './feed.js';
+import { checkBoolean, checkOptions, optionKeys } from '../client/validate.js';
+import { ACQUIRE_CHANNELS, checkApi, guard } from './feed.js';
 import type { OtelAttributes } from './opentelemetry.js';
 
 /** The part of an OpenTelemetry `Span` used here. @group Tracing */
@@ -74,6 +75,8 @@ export interface OpenTelemetryTracingOptions {
    */
   queue?: boolean;
 }
+
+const OPTION_KEYS = optionKeys<OpenTelemetryTracingOptions>({ tracer: true, context: true, trace: true, sessionRequests: true, queue: true });
 
 /** What {@link openTelemetryTracing} returns. @group Tracing */
 export interface OpenTelemetryTracing {
@@ -142,7 +145,8 @@ function fail(span: OtelSpan, code: string | undefined, error: unknown): void {
  * - queue spans on OpenTelemetry's messaging conventions (experimental, see
  *   {@link OpenTelemetryTracingOptions.queue}).
  *
- * A tracer that throws loses spans, never an acquisition. `close()` unsubscribes.
+ * A tracer that throws loses spans, never an acquisition. `close()` unsubscribes. Bad options:
+ * `InvalidArgumentError`.
  *
  * @example
  * ```ts
@@ -155,7 +159,12 @@ function fail(span: OtelSpan, code: string | undefined, error: unknown): void {
  * @group Tracing
  */
 export function openTelemetryTracing(options: OpenTelemetryTracingOptions): OpenTelemetryTracing {
-  const { tracer, context, trace } = options;
+  const o = checkOptions(options, 'openTelemetryTracing', OPTION_KEYS);
+  const tracer = checkApi(o.tracer, 'openTelemetryTracing: tracer', ['startSpan']);
+  const context = checkApi(o.context, 'openTelemetryTracing: context', ['active']);
+  const trace = checkApi(o.trace, 'openTelemetryTracing: trace', ['setSpan']);
+  const sessionRequests = checkBoolean(o.sessionRequests, 'openTelemetryTracing: sessionRequests', true);
+  const queue = checkBoolean(o.queue, 'openTelemetryTracing: queue', true);
   const off: (() => void)[] = [];
   const open = new Map<object, Open>(); // every open span by its trace context, for close()
   // The operation in whose async context a progress report or a session request comes.
@@ -247,7 +256,7 @@ export function openTelemetryTracing(options: OpenTelemetryTracingOptions): Open
     if (c.outcome !== undefined) span.setAttribute('zk_recipes.outcome', c.outcome);
     if (c.error !== undefined) fail(span, c.errorCode, c.error);
   };
-  if (options.sessionRequests !== false) {
+  if (sessionRequests) {
     spans<SessionRequestContext>(
       TRACING_CHANNELS.sessionRequest,
       (c, from) => ({
@@ -267,7 +276,7 @@ export function openTelemetryTracing(options: OpenTelemetryTracingOptions): Open
       },
     );
   }
-  if (options.queue !== false) {
+  if (queue) {
     const messaging = (type: 'send' | 'receive' | 'process', operation: string, path: string): OtelAttributes => ({
       'messaging.system': 'zookeeper',
       'messaging.operation.type': type,

@@ -8,7 +8,7 @@ import { context, trace, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, DataPointType, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type Histogram } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { DistributedQueue, LeaderLatch, LockTimeoutError, Mutex, ReadWriteLock, Semaphore } from '../../src/index.js';
+import { DistributedQueue, InvalidArgumentError, LeaderLatch, LockTimeoutError, Mutex, ReadWriteLock, Semaphore } from '../../src/index.js';
 import { openTelemetryMetrics, openTelemetryTracing, type OtelMeter, type OtelTracer } from '../../src/metrics/index.js';
 import { expireSession, waitFor } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
@@ -377,4 +377,23 @@ test('a tracer or a meter that throws loses spans and points, never an acquisiti
     metrics.close();
     process.off('uncaughtException', onUncaught);
   }
+});
+
+test('bad options: a typed error before anything subscribes', async () => {
+  const m = new Meters();
+  const { meter } = m;
+  const { tracer, provider } = recorder();
+  const bad: [() => unknown, RegExp][] = [
+    [() => openTelemetryMetrics(undefined as never), /meter must be an object/],
+    [() => openTelemetryMetrics({ meter: {} as never }), /meter must have a createHistogram function/],
+    [() => openTelemetryMetrics({ meter, label: 'orders' as never }), /label must be a function/],
+    [() => openTelemetryMetrics({ meter, buckets: [1, 0.5] }), /buckets must be a non-empty array of increasing/],
+    [() => openTelemetryMetrics({ meter, sessionRequests: 'yes' as never }), /sessionRequests/],
+    [() => openTelemetryMetrics({ meter, lable: () => 'x' } as never), /unknown option 'lable'.*label/],
+    [() => openTelemetryTracing({ tracer, context, trace: {} as never }), /trace must have a setSpan function/],
+    [() => openTelemetryTracing({ tracer: undefined as never, context, trace }), /tracer must be an object/],
+    [() => openTelemetryTracing({ tracer, context, trace, queue: 1 as never }), /queue/],
+  ];
+  for (const [call, message] of bad) assert.throws(call, (err: unknown) => err instanceof InvalidArgumentError && message.test(err.message), String(message));
+  await Promise.all([m.provider.shutdown(), provider.shutdown()]);
 });
