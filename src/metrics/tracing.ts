@@ -177,9 +177,10 @@ export function openTelemetryTracing(options: OpenTelemetryTracingOptions): Open
 
   /**
    * Spans of a tracing channel: `start` makes one where start is published (synchronously, in
-   * the caller's context), the store of the operation's async context; `end` finishes it once.
+   * the caller's context) and, when `scope`, the store of the operation's async context (the
+   * parent of what it does: a session request is a leaf); `end` finishes it once.
    */
-  const spans = <C extends object>(name: string, start: (c: C, parent: unknown) => { span: OtelSpan; waitsOn?: string }, end: (c: C, o: Open) => void): void => {
+  const spans = <C extends object>(name: string, start: (c: C, parent: unknown) => { span: OtelSpan; waitsOn?: string }, end: (c: C, o: Open) => void, scope = true): void => {
     const t = tracingChannel<Open | undefined, C>(name);
     const begin = (c: C): Open | undefined => {
       try {
@@ -201,15 +202,18 @@ export function openTelemetryTracing(options: OpenTelemetryTracingOptions): Open
       try {
         end(c, o);
       } finally {
-        o.wait?.end();
-        o.span.end();
+        try {
+          o.wait?.end();
+        } finally {
+          o.span.end();
+        }
       }
     };
-    t.start.bindStore(store, begin);
-    const handlers = { asyncEnd: guard(done), error: guard(done) } as never;
+    if (scope) t.start.bindStore(store, begin);
+    const handlers = { ...(!scope && { start: begin }), asyncEnd: guard(done), error: guard(done) } as never;
     t.subscribe(handlers);
     off.push(() => {
-      t.start.unbindStore(store);
+      if (scope) t.start.unbindStore(store);
       t.unsubscribe(handlers);
     });
   };
@@ -274,6 +278,7 @@ export function openTelemetryTracing(options: OpenTelemetryTracingOptions): Open
         for (const [k, v] of Object.entries(serverAttributes(c.server))) o.span.setAttribute(k, v);
         ended(c, o);
       },
+      false,
     );
   }
   if (queue) {
