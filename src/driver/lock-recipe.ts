@@ -290,7 +290,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       watchOwnNode: this.watchOwnNode,
       onListing: (stat, children) => this.checkDirectory(stat, children),
       inPlaceOf,
-      onPlace: placeReporter(this.session, { ...this.traceAs, path: this.path }, ctx, onProgress, link ? link.signal : this.closeController.signal),
+      onPlace: placeReporter(this.session, this.traceAs, this.path, ctx, onProgress, link ? link.signal : this.closeController.signal),
     });
     this.pending.add(attempt);
     try {

@@ -8,11 +8,10 @@
 import type { ZkSession } from '../client/session.js';
 import { points, type AcquireContext, type AcquireMode, type AcquireProgress, type AcquireRecipe } from '../observability/channels.js';
 
-/** What a report names: the recipe, its mode and its directory. */
+/** What a report names: the recipe and its mode. */
 export interface ProgressOf {
   readonly recipe: AcquireRecipe;
   readonly mode: AcquireMode;
-  readonly path: string;
 }
 
 /**
@@ -22,6 +21,7 @@ export interface ProgressOf {
 export function placeReporter(
   session: Pick<ZkSession, 'getData'>,
   of: ProgressOf,
+  path: string,
   ctx: AcquireContext | undefined,
   onProgress: ((progress: AcquireProgress) => void) | undefined,
   signal: AbortSignal,
@@ -46,7 +46,7 @@ export function placeReporter(
     const at = holder;
     void at.id.then((holderId) => {
       if (signal.aborted || position !== last) return;
-      const progress: AcquireProgress = { ...of, nodePath, position, holderPath: at.path, holderId };
+      const progress: AcquireProgress = { recipe: of.recipe, mode: of.mode, path, nodePath, position, holderPath: at.path, holderId };
       try {
         onProgress?.(progress);
       } catch {
