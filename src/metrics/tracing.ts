@@ -137,9 +137,9 @@ function fail(span: OtelSpan, code: string | undefined, error: unknown): void {
  *   `zk_recipes.rwlock.acquire`, `zk_recipes.leader.campaign`), a child of the caller's active
  *   context, with the recipe, mode, path, outcome, queue position, fencing token and, on a
  *   failure, `error.type` (the error's code, e.g. `LOCK_TIMEOUT`) and an error status;
- * - a `wait` child of it from when the acquisition learns it has nodes ahead of its own (its
- *   first progress report) to its outcome: subscribing to progress costs one read per new holder
- *   while an acquisition waits;
+ * - a `wait` child of it from its first progress report (a listing found nodes ahead of ours
+ *   and the holder's id was read: one round trip after the listing) to its outcome: listening to
+ *   progress costs that read per new holder while an acquisition waits;
  * - a `CLIENT` span per session request (`zookeeper.<op>`) with `server.address` and
  *   `server.port`, a child of the acquisition it serves, else of the active context;
  * - queue spans on OpenTelemetry's messaging conventions (experimental, see
