@@ -306,6 +306,8 @@ describe('README and guides', () => {
     symlinkSync(REPO, join(tmp, 'node_modules', 'zk-recipes'), 'dir');
     // The metrics guide's snippets use prom-client (a devDependency here, the user's own there).
     symlinkSync(join(REPO, 'node_modules', 'prom-client'), join(tmp, 'node_modules', 'prom-client'), 'dir');
+    // And the OpenTelemetry API and SDKs (devDependencies here too).
+    symlinkSync(join(REPO, 'node_modules', '@opentelemetry'), join(tmp, 'node_modules', '@opentelemetry'), 'dir');
     writeFileSync(join(tmp, 'package.json'), '{"type":"module","private":true}');
     const projects = new Map<string, Map<string, { snippet: Snippet; offset: number }>>();
     const add = (dir: string, name: string, text: string, snippet: Snippet, offset: number): void => {

@@ -14,6 +14,7 @@ import { main as leaderExample } from '../examples/leader.js';
 import { main as queueExample } from '../examples/queue.js';
 import { main as cacheExample } from '../examples/cache.js';
 import { main as barrierExample } from '../examples/barrier.js';
+import { main as metricsServiceExample } from '../examples/metrics-service.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -192,4 +193,71 @@ test('examples/barrier.ts: 3 workers held at a gate, none starts before all ente
   } finally {
     await coordinator.close();
   }
+});
+
+/** The samples of a Prometheus text exposition. */
+function samples(text: string): { name: string; labels: Record<string, string>; value: number }[] {
+  return text
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((l) => {
+      const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(l);
+      assert.ok(m, `a sample line: ${l}`);
+      const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
+      return { name: m[1]!, labels, value: Number(m[3]) };
+    });
+}
+
+test('examples/metrics-service.ts: /metrics after a contended run, timeouts, misses and a lock lost to a deleted node; nothing left after shutdown', async () => {
+  const path = unique('metrics-lock');
+  const shutdown = new AbortController();
+  const failures: string[] = [];
+  let url: string | undefined;
+  const run = metricsServiceExample(server.connectString, { path, port: 0, workers: 3, holdMs: 200, timeoutMs: 100, log: (l) => failures.push(l), onListening: (u) => (url = u), signal: shutdown.signal });
+  try {
+    await waitFor(() => url !== undefined, { timeoutMs: 10_000, message: 'the service listens' });
+    const scrape = async (): Promise<(name: string, labels: Record<string, string>) => number> => {
+      const res = await fetch(url!);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+      const all = samples(await res.text());
+      return (name, labels) => all.filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v)).reduce((sum, x) => sum + x.value, 0);
+    };
+    const mutex = { recipe: 'mutex', mode: 'exclusive' };
+    let maxWaiting = 0;
+    await waitFor(
+      async () => {
+        const get = await scrape();
+        maxWaiting = Math.max(maxWaiting, get('zk_recipes_waiting', mutex));
+        const count = (outcome: string): number => get('zk_recipes_acquire_duration_seconds_count', { ...mutex, outcome });
+        return count('acquired') >= 3 && count('timeout') >= 1 && count('miss') >= 1 && maxWaiting >= 1;
+      },
+      { timeoutMs: 30_000, message: 'acquired, timed out, missed and waiting seen on /metrics' },
+    );
+    // An operator deletes the holder's node: its job's lock is lost (a waiter's node, if the
+    // head changed meanwhile, only makes it list again).
+    let lost = 0;
+    for (let attempt = 0; lost === 0 && attempt < 20; attempt++) {
+      const [head] = (await observer.getChildren(path)).children.sort((a, b) => a.slice(-10).localeCompare(b.slice(-10)));
+      if (head !== undefined) await observer.delete(`${path}/${head}`).catch(() => undefined);
+      await waitFor(async () => (lost = (await scrape())('zk_recipes_lock_lost_total', { recipe: 'mutex', reason: 'node-deleted' })) > 0, { timeoutMs: 2000 }).catch(() => undefined);
+    }
+    const get = await scrape();
+    assert.equal(get('zk_recipes_lock_lost_total', { recipe: 'mutex', reason: 'node-deleted' }), 1);
+    assert.ok(failures.some((f) => /lost|deleted/i.test(f)), failures.join('\n'));
+    assert.ok(failures.some((f) => /within 100 ms/.test(f)), 'a timeout was logged');
+    // Every grant ended in a release or the loss, but for the ones held now.
+    const acquired = get('zk_recipes_acquire_duration_seconds_count', { ...mutex, outcome: 'acquired' });
+    const ended = get('zk_recipes_hold_duration_seconds_count', mutex);
+    assert.ok(acquired - ended >= 0 && acquired - ended <= 3, `${acquired} acquired, ${ended} ended`);
+    assert.ok(get('zk_recipes_held', mutex) <= 3);
+    assert.equal(get('zk_recipes_sessions', { state: 'CONNECTED' }), 1);
+  } finally {
+    shutdown.abort();
+    await run;
+  }
+  const left = await observer.getChildren(path).then((r) => r.children, () => []);
+  assert.deepEqual(left, [], 'nothing left in the lock');
+  await assert.rejects(fetch(url!), 'the server is closed');
+  await onlyObserverLeft();
 });

@@ -43,6 +43,7 @@ import {
   type ChaosHistory,
   type TestingCluster as Cluster,
 } from '../src/testing/index.js';
+import { openTelemetryMetrics, openTelemetryTracing, prometheusMetrics } from '../src/metrics/index.js';
 
 // From build/test/options.test.js up to the repository.
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -52,7 +53,7 @@ type Source = { type: string } | { property: [type: string, key: string] } | { p
 
 /** The property names of each documented options type, read from the source with the compiler. */
 function documentedKeys(sources: readonly Source[]): Map<Source, string[]> {
-  const entries = [join(REPO, 'src', 'index.ts'), join(REPO, 'src', 'testing', 'index.ts')];
+  const entries = [join(REPO, 'src', 'index.ts'), join(REPO, 'src', 'testing', 'index.ts'), join(REPO, 'src', 'metrics', 'index.ts')];
   const program = ts.createProgram(entries, { strict: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true });
   const checker = program.getTypeChecker();
   const exported = new Map<string, ts.Symbol>();
@@ -128,6 +129,10 @@ const keep = <T extends { close(): Promise<void> }>(x: T): T => {
 const o = <T>(options: Record<string, unknown>): T => options as T;
 
 const entries: Entry[] = [
+  // zk-recipes/metrics: the required objects are left out, so nothing subscribes.
+  { name: 'prometheusMetrics', source: { type: 'PrometheusMetricsOptions' }, call: (x) => prometheusMetrics(o(x)) },
+  { name: 'openTelemetryMetrics', source: { type: 'OpenTelemetryMetricsOptions' }, call: (x) => openTelemetryMetrics(o(x)) },
+  { name: 'openTelemetryTracing', source: { type: 'OpenTelemetryTracingOptions' }, call: (x) => openTelemetryTracing(o(x)) },
   // The session.
   { name: 'new ZkSession', source: { type: 'SessionOptions' }, call: (x) => keep(new ZkSession(s.connectString, o({ ...x, connectTimeoutMs: 100 }))) },
   { name: 'new ZkSession retry', source: { type: 'RetryPolicy' }, call: (x) => keep(new ZkSession(s.connectString, { retry: x, connectTimeoutMs: 100 })) },

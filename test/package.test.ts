@@ -80,14 +80,14 @@ const BODY = `
 
 const ESM_JS = `import { LockTimeoutError, Mutex, ZkSession } from 'zk-recipes';
 import { ruok } from 'zk-recipes/testing';
-import { prometheusMetrics } from 'zk-recipes/metrics';
-if (typeof prometheusMetrics !== 'function') throw new Error('zk-recipes/metrics did not load');
+import { openTelemetryMetrics, openTelemetryTracing, prometheusMetrics } from 'zk-recipes/metrics';
+if (typeof prometheusMetrics !== 'function' || typeof openTelemetryMetrics !== 'function' || typeof openTelemetryTracing !== 'function') throw new Error('zk-recipes/metrics did not load');
 ${BODY}`;
 
 const CJS_JS = `const { LockTimeoutError, Mutex, ZkSession } = require('zk-recipes');
 const { ruok } = require('zk-recipes/testing');
-const { prometheusMetrics } = require('zk-recipes/metrics');
-if (typeof prometheusMetrics !== 'function') throw new Error('zk-recipes/metrics did not load');
+const { openTelemetryMetrics, openTelemetryTracing, prometheusMetrics } = require('zk-recipes/metrics');
+if (typeof prometheusMetrics !== 'function' || typeof openTelemetryMetrics !== 'function' || typeof openTelemetryTracing !== 'function') throw new Error('zk-recipes/metrics did not load');
 async function main() {${BODY}}
 main().catch((err) => {
   console.error(err);
@@ -99,10 +99,12 @@ main().catch((err) => {
 const TS_BODY = BODY.replace('const lock = await', 'const lock: LockHandle = await').replace('const again = await b.tryAcquire();\n    await again.release();', 'const again = await b.tryAcquire();\n    await again?.release();');
 const TS_HEADER = (from: string): string => `import { LockTimeoutError, Mutex, ZkSession, type LockHandle, type SessionOptions } from 'zk-recipes';
 import { ruok, TestingServer, type TestingServerOptions } from 'zk-recipes/testing';
-// Without prom-client installed: the metrics types are the package's own.
-import { prometheusMetrics, type PrometheusMetricsOptions } from 'zk-recipes/metrics';
+// Without prom-client or @opentelemetry/api installed: the metrics types are the package's own.
+import { openTelemetryMetrics, openTelemetryTracing, prometheusMetrics, type OpenTelemetryMetricsOptions, type OpenTelemetryTracingOptions, type PrometheusMetricsOptions } from 'zk-recipes/metrics';
 const metricsOptions: ((o: PrometheusMetricsOptions) => unknown) = prometheusMetrics;
-void metricsOptions;
+const otelMetricsOptions: ((o: OpenTelemetryMetricsOptions) => unknown) = openTelemetryMetrics;
+const otelTracingOptions: ((o: OpenTelemetryTracingOptions) => unknown) = openTelemetryTracing;
+void [metricsOptions, otelMetricsOptions, otelTracingOptions];
 const options: SessionOptions = { sessionTimeoutMs: 10000 };
 const serverOptions: TestingServerOptions = { tickTime: 200 };
 const start: (o?: TestingServerOptions) => Promise<TestingServer> = TestingServer.start;

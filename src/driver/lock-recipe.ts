@@ -13,6 +13,7 @@ import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, check
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
 import { linkSignals } from '../util/signals.js';
 import { acquireTracing, points, type AcquireContext, type AcquireMode, type AcquireProgress, type AcquireRecipe } from '../observability/channels.js';
+import { placeReporter } from './progress.js';
 import { traceAcquire } from '../observability/trace.js';
 import { LockHandle } from './handle.js';
 import { LockDriver, type AcquireRequest, type HeldNodes, type InPlaceOf, type LockSpec } from './lock-driver.js';
@@ -281,7 +282,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       watchOwnNode: this.watchOwnNode,
       onListing: (stat, children) => this.checkDirectory(stat, children),
       inPlaceOf,
-      onPlace: ctx || onProgress || points.lockProgress.hasSubscribers ? this.placeReporter(ctx, onProgress, link ? link.signal : this.closeController.signal) : undefined,
+      onPlace: placeReporter(this.session, this.traceAs, this.path, ctx, onProgress, link ? link.signal : this.closeController.signal),
     });
     this.pending.add(attempt);
     try {
@@ -326,43 +327,6 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     }
     this.emit('acquired', handle);
     return handle;
-  }
-
-  /**
-   * What the driver calls with our place on each listing: the first one is the trace's queue
-   * position; a change is reported to `onProgress` and the progress channel, with the holder's
-   * participant id (one read per holder, only for those listeners).
-   */
-  private placeReporter(ctx: AcquireContext | undefined, onProgress: AcquireOptions['onProgress'], signal: AbortSignal): (position: number, nodePath: string, headPath: string) => void {
-    let last = -1;
-    let holder: { path: string; id: Promise<string | undefined> } | undefined;
-    const { recipe, mode } = this.traceAs;
-    return (position, nodePath, headPath) => {
-      if (ctx && ctx.queuePosition === undefined) ctx.queuePosition = position;
-      if (position === last || position === 0) return;
-      last = position;
-      if (!onProgress && !points.lockProgress.hasSubscribers) return;
-      if (holder?.path !== headPath) {
-        holder = {
-          path: headPath,
-          id: this.session.getData(headPath, { signal }).then(
-            (d) => d.data.toString('utf8'),
-            () => undefined,
-          ),
-        };
-      }
-      const at = holder;
-      void at.id.then((holderId) => {
-        if (signal.aborted || position !== last) return;
-        const progress: AcquireProgress = { recipe, mode, path: this.path, nodePath, position, holderPath: at.path, holderId };
-        try {
-          onProgress?.(progress);
-        } catch {
-          // a progress listener's throw must not end the wait
-        }
-        if (points.lockProgress.hasSubscribers) points.lockProgress.publish(progress);
-      });
-    };
   }
 
   private async releaseHandle(handle: LockHandle, nodes: HeldNodes): Promise<boolean> {

@@ -14,11 +14,15 @@ import { traceAcquire } from '../observability/trace.js';
 import { LockDriver, type HeldNodes } from '../driver/lock-driver.js';
 import { sortChildren } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
+import { placeReporter, type ProgressOf } from '../driver/progress.js';
 import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
 import { deferred, delay, raceAbort, type Deferred } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
+
+/** How a campaign's progress is named. */
+const LEADER: ProgressOf = { recipe: 'leader', mode: 'exclusive' };
 
 /** When a leader stops considering itself leader. @group Recipes */
 export type LeadershipPolicy = 'suspended' | 'lost';
@@ -403,11 +407,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
           data: this.data,
           watchOwnNode: this.watchOwnNode,
           onListing: (stat, children) => this.inElection(stat, children),
-          onPlace: ctx
-            ? (position) => {
-                ctx.queuePosition ??= position;
-              }
-            : undefined,
+          onPlace: placeReporter(this.session, LEADER, this.path, ctx, undefined, stop),
         }),
       (ctx, held) => {
         ctx.outcome = held && !stop.aborted ? 'acquired' : 'aborted';
