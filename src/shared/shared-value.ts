@@ -13,7 +13,7 @@ import { checkInt, checkOptions, checkSignal, checkTimeout, optionKeys, parentOf
 import { ClosedError, ConnectionLossError, CorruptValueError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
 import { callListeners } from '../util/listeners.js';
-import { linkSignals } from '../util/signals.js';
+import { linkSignals, onAbort } from '../util/signals.js';
 
 /** A value with the node version and the zxid of the write that produced it. @group Recipes */
 export interface VersionedValue<T> {
@@ -35,7 +35,11 @@ export interface SharedValueEvents<T> {
   error: (error: Error) => void;
 }
 
-/** Options of a wait of a shared value ({@link SharedValue.start}, {@link SharedValue.refresh}). @group Recipes */
+/**
+ * Options of a call of a shared value that waits for the server ({@link SharedBase.start},
+ * {@link SharedBase.refresh}, {@link SharedBase.set}, {@link SharedBase.trySet}).
+ * @group Recipes
+ */
 export interface SharedWaitOptions {
   /** Gives up on the wait; it rejects with the signal's reason. */
   signal?: AbortSignal;
@@ -95,6 +99,10 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     this.path = path;
     this.#codec = codec;
     this.#seed = codec.encode(seed, path);
+    const limit = session.dataLimit;
+    if (typeof limit === 'number' && this.#seed.length > limit) {
+      throw new InvalidArgumentError(`${what} at ${path}: the seed is ${this.#seed.length} bytes, over the session's ${limit}-byte data limit`, { path });
+    }
   }
 
   /**
@@ -154,32 +162,47 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   }
 
   /**
-   * Sets the value whatever it is now. Rejects with {@link OutcomeUnknownError} when the
-   * connection dropped after the write was sent (it may have been applied: read to know).
+   * Sets the value whatever it is now, and resolves to what was written (its version and zxid).
+   *
+   * Rejects with the signal's reason or a timeout if it gives up before the write was sent
+   * (then nothing was written), and with {@link OutcomeUnknownError} if the write was sent and
+   * no reply came: the connection dropped, or the caller gave up first (`cause` says which). It
+   * may or may not have been applied, and it is not re-sent; a late reply still updates `get()`.
    */
-  async set(value: T, options: { signal?: AbortSignal } = {}): Promise<VersionedValue<T>> {
+  async set(value: T, options: SharedWaitOptions = {}): Promise<VersionedValue<T>> {
     const data = this.#codec.encode(value, this.path);
-    const signal = checkSignal(checkOptions(options, 'set', ['signal']).signal);
+    const o = checkOptions(options, 'set', SHARED_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
     this.#check('set');
-    const stat = await this.#write(data, -1, signal);
-    this.#update(stat, data);
-    return this.#current!;
+    const link = linkSignals([signal, this.#life.signal], timeoutMs);
+    try {
+      const stat = await this.#write(data, -1, link.signal);
+      return Object.freeze({ value: this.#codec.decode(data, this.path), version: stat.version, zxid: stat.mzxid });
+    } finally {
+      link.dispose();
+    }
   }
 
   /**
    * Compare-and-set: writes `value` only if the node is still at `previous` (a value from
    * {@link get}, {@link refresh} or an event). Resolves to false, without writing, if the local
    * copy has moved on from `previous`, or if the server refused the version (someone wrote
-   * first: the current value is then re-read, so `get()` has it). As Curator's since
-   * CURATOR-688, `previous` is compared by zxid and value, not by version, since a version
-   * wraps past 2^31 - 1; a `previous` whose version is -1 (a wrapped version, which ZooKeeper
-   * would read as "any version") is refused with `IllegalStateError` rather than sent as an
-   * unconditional write. Rejects with {@link OutcomeUnknownError} when the reply was lost.
+   * first: the current value is then re-read, so `get()` has it, unless that read fails, in which
+   * case the watch brings it). As Curator's since its fix for wrapped versions, `previous` is
+   * compared by zxid and value, not by version, since a version wraps past 2^31 - 1 to -2^31; a
+   * `previous` whose version is -1 (which ZooKeeper would read as "any version") is refused with
+   * `IllegalStateError` rather than sent as an unconditional write.
+   *
+   * Gives up (signal, timeout) and reports a lost reply as {@link set} does: a write sent whose
+   * reply never came rejects with {@link OutcomeUnknownError}.
    */
-  async trySet(value: T, previous: VersionedValue<T>, options: { signal?: AbortSignal } = {}): Promise<boolean> {
+  async trySet(value: T, previous: VersionedValue<T>, options: SharedWaitOptions = {}): Promise<boolean> {
     const data = this.#codec.encode(value, this.path);
-    const signal = checkSignal(checkOptions(options, 'trySet', ['signal']).signal);
-    if (previous === null || typeof previous !== 'object' || typeof previous.version !== 'number' || typeof previous.zxid !== 'bigint') {
+    const o = checkOptions(options, 'trySet', SHARED_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
+    if (previous === null || typeof previous !== 'object' || typeof previous.version !== 'number' || !Number.isInteger(previous.version) || typeof previous.zxid !== 'bigint') {
       throw new InvalidArgumentError(`trySet of ${this.path}: previous must be a VersionedValue (from get(), refresh() or a changed event)`, { path: this.path });
     }
     this.#check('trySet');
@@ -188,17 +211,20 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     if (previous.version === -1) {
       throw new IllegalStateError(`trySet of ${this.path}: the node's version wrapped to -1, which ZooKeeper reads as "any version"; use set(), or wait for the next write`, { path: this.path });
     }
+    const link = linkSignals([signal, this.#life.signal], timeoutMs);
     try {
-      const stat = await this.#write(data, previous.version, signal);
-      this.#update(stat, data);
-      return true;
-    } catch (err) {
-      if (!(err instanceof BadVersionError) && !(err instanceof NoNodeError)) throw err;
+      try {
+        await this.#write(data, previous.version, link.signal);
+        return true;
+      } catch (err) {
+        if (!(err instanceof BadVersionError) && !(err instanceof NoNodeError)) throw err;
+      }
+      // Refused, so certainly not applied: the answer is false whatever the re-read does.
+      await this.#read(link.signal).catch(() => undefined);
+      return false;
+    } finally {
+      link.dispose();
     }
-    await this.#read(signal).catch((err: unknown) => {
-      if (!(err instanceof NoNodeError)) throw err;
-    });
-    return false;
   }
 
   /**
@@ -298,15 +324,46 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     }
   }
 
-  async #write(data: Buffer, version: number, signal: AbortSignal | undefined): Promise<Stat> {
-    try {
-      return await this.#session.setData(this.path, data, { version, signal });
-    } catch (err) {
-      if (err instanceof ConnectionLossError && err.sent) {
-        throw new OutcomeUnknownError(`write of ${this.path} was sent but its reply was lost: it may or may not have been applied; read the value to know`, { path: this.path, cause: err });
-      }
-      throw err;
-    }
+  /**
+   * Sends the write and updates the copy from its reply (a late one too). Giving up on a write
+   * that was sent cannot take it back: that is an unknown outcome, not the signal's reason.
+   */
+  #write(data: Buffer, version: number, signal: AbortSignal): Promise<Stat> {
+    let answered = false;
+    const reply = this.#session.setData(this.path, data, { version, signal }).then(
+      (stat) => {
+        answered = true;
+        this.#update(stat, data);
+        return stat;
+      },
+      (err: unknown) => {
+        answered = true;
+        if (err instanceof ConnectionLossError && err.sent) {
+          throw new OutcomeUnknownError(`write of ${this.path} was sent but its reply was lost: it may or may not have been applied; read the value to know`, { path: this.path, cause: err });
+        }
+        throw err;
+      },
+    );
+    return new Promise<Stat>((resolve, reject) => {
+      // The session rejects a write not yet sent with the reason at once; one sent, it keeps
+      // waiting for. Its answer reaches `answered` before a macrotask runs.
+      const unsubscribe = onAbort(signal, (reason) => {
+        setImmediate(() => {
+          if (answered) return;
+          reject(new OutcomeUnknownError(`write of ${this.path} was sent, then given up on before its reply came (${reasonText(reason)}): it may or may not be applied; read the value to know`, { path: this.path, cause: reason }));
+        });
+      });
+      reply.then(
+        (stat) => {
+          unsubscribe();
+          resolve(stat);
+        },
+        (err: unknown) => {
+          unsubscribe();
+          reject(err);
+        },
+      );
+    });
   }
 
   /** `sync`, then a read without a watch (the armed watch stays). */
@@ -435,11 +492,12 @@ export function encodeCount(value: unknown, path: string): Buffer {
 }
 
 /**
- * Decodes a count as Curator does: the first 4 bytes, big-endian, signed (fewer is corrupt).
+ * Decodes a count: exactly 4 bytes, big-endian, signed. Any other size is corrupt (Curator
+ * would read the first 4 of a longer node; such data was not written by a count).
  * @internal
  */
 export function decodeCount(data: Buffer, path: string): number {
-  if (data.length < 4) throw new CorruptValueError(`shared count at ${path}: the node holds ${data.length} bytes, a count is 4 (big-endian)`, { path });
+  if (data.length !== 4) throw new CorruptValueError(`shared count at ${path}: the node holds ${data.length} bytes, a count is 4 (big-endian)`, { path });
   return data.readInt32BE(0);
 }
 
@@ -473,12 +531,12 @@ export class SharedValue extends SharedBase<Buffer> {
   }
 
   /** Sets the value (bytes, or a string as UTF-8); see {@link SharedBase.set}. */
-  override set(value: Uint8Array | string, options?: { signal?: AbortSignal }): Promise<VersionedValue<Buffer>> {
+  override set(value: Uint8Array | string, options?: SharedWaitOptions): Promise<VersionedValue<Buffer>> {
     return super.set(value as Buffer, options);
   }
 
   /** Compare-and-set (bytes, or a string as UTF-8); see {@link SharedBase.trySet}. */
-  override trySet(value: Uint8Array | string, previous: VersionedValue<Buffer>, options?: { signal?: AbortSignal }): Promise<boolean> {
+  override trySet(value: Uint8Array | string, previous: VersionedValue<Buffer>, options?: SharedWaitOptions): Promise<boolean> {
     return super.trySet(value as Buffer, previous, options);
   }
 }
@@ -509,4 +567,8 @@ export class SharedCount extends SharedBase<number> {
   get count(): number {
     return this.get().value;
   }
+}
+
+function reasonText(reason: unknown): string {
+  return reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason);
 }
