@@ -304,6 +304,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
 
   #check(op: string): void {
     if (this.#state === 'closed') throw new ClosedError(`${op} of the shared value at ${this.path}: it is closed`, { path: this.path });
+    if (this.#session.closed) throw new ClosedError(`${op} of the shared value at ${this.path}: its session is closed`, { path: this.path });
     if (this.#state !== 'started') throw new IllegalStateError(`${op} of the shared value at ${this.path}: call start() first`, { path: this.path });
   }
 
@@ -338,7 +339,8 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
       },
       (err: unknown) => {
         answered = true;
-        if (err instanceof ConnectionLossError && err.sent) {
+        // The session ending (lost, closed) rejects what is pending, sent or not: unknown too.
+        if ((err instanceof ConnectionLossError && err.sent) || err instanceof SessionExpiredError || (err instanceof ClosedError && !this.#life.signal.aborted)) {
           throw new OutcomeUnknownError(`write of ${this.path} was sent but its reply was lost: it may or may not have been applied; read the value to know`, { path: this.path, cause: err });
         }
         throw err;
