@@ -24,6 +24,9 @@ export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   'shared-count': 0,
 };
 
+/** Clients of a workload left out of the default mix when it is named in `--workloads`. */
+export const OPT_IN_CLIENT_COUNTS: Readonly<Partial<Record<WorkloadKind, number>>> = { 'shared-count': 3 };
+
 /** The CI mix (`--ci`, and the chaos run of `npm test`): 18 clients, every recipe. */
 export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   mutex: 2,
