@@ -14,6 +14,7 @@ import { main as leaderExample } from '../examples/leader.js';
 import { main as queueExample } from '../examples/queue.js';
 import { main as cacheExample } from '../examples/cache.js';
 import { main as barrierExample } from '../examples/barrier.js';
+import { main as sharedCountExample } from '../examples/shared-count.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -192,4 +193,22 @@ test('examples/barrier.ts: 3 workers held at a gate, none starts before all ente
   } finally {
     await coordinator.close();
   }
+});
+
+test('examples/shared-count.ts: 3 processes x 10 increments at once = 30, each follows the others in order; nothing left', async () => {
+  const path = unique('shared-count');
+  const seen: number[][] = [[], [], []];
+  const runs = await Promise.all(seen.map((list) => sharedCountExample(server.connectString, { path, increments: 10, onChange: (n) => list.push(n) })));
+  const { data, stat } = await observer.getData(path);
+  assert.equal(data.readInt32BE(0), 30);
+  assert.equal(stat.version, 30, 'one write per applied increment');
+  for (const r of runs) assert.deepEqual([r.applied, r.unknown], [10, 0]);
+  // Each read the count when it finished; the last to finish read all of it.
+  assert.equal(Math.max(...runs.map((r) => r.final)), 30);
+  assert.ok(runs.some((r) => r.refused > 0), 'they raced (some tries were refused)');
+  for (const list of seen) assert.deepEqual([...list].sort((a, b) => a - b), list, 'values in order');
+  assert.ok(seen.every((list) => list.length > 10), "each saw the others' increments too");
+  await onlyObserverLeft();
+  const watches = await server.watchesBySession();
+  assert.deepEqual([...watches.values()].flat().filter((p) => p.startsWith(path)), []);
 });
