@@ -378,14 +378,16 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   /**
    * Reads with a watch, and re-arms when it fires. One watch at a time: on a reconnect the
    * session re-registers it, so only its end (session lost, closed) or firing arms again.
+   * `sync` first, except right after the watch fired: the member that fired it has the write,
+   * and a reconnect only goes to a member at least as recent as what the session saw. A new
+   * session's member may lag behind what the old one saw.
    */
-  async #arm(): Promise<void> {
+  async #arm(sync = true): Promise<void> {
     if (this.#armed) return;
     this.#armed = true;
     let changed: Promise<unknown>;
     try {
-      // A new session's member may lag behind what the old one saw: sync first.
-      await this.#session.sync(this.path, { signal: this.#life.signal });
+      if (sync) await this.#session.sync(this.path, { signal: this.#life.signal });
       const w = await this.#session.getDataWatch(this.path, { signal: this.#life.signal });
       this.#update(w.result.stat, w.result.data);
       changed = w.changed;
@@ -408,22 +410,22 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     changed.then(
       () => {
         this.#armed = false;
-        this.#rearm();
+        this.#rearm(false);
       },
       () => {
         this.#armed = false;
-        this.#rearm();
+        this.#rearm(true);
       },
     );
   }
 
   /** Arms again in the background, backing off while the session cannot answer, until closed. */
-  #rearm(): void {
+  #rearm(sync: boolean): void {
     if (this.#life.signal.aborted) return;
     const loop = async (): Promise<void> => {
       for (let attempt = 0; !this.#life.signal.aborted; attempt++) {
         try {
-          await this.#arm();
+          await this.#arm(sync || attempt > 0);
           return;
         } catch (err) {
           if (err instanceof ClosedError || this.#life.signal.aborted) return;
@@ -444,7 +446,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
       this.#read(this.#life.signal).catch((err: unknown) => {
         if (!(err instanceof ClosedError) && !(err instanceof ConnectionLossError) && !(err instanceof SessionExpiredError) && !(err instanceof NoNodeError) && !this.#life.signal.aborted) this.#report(err);
       });
-      if (!this.#armed) this.#rearm();
+      if (!this.#armed) this.#rearm(true);
     }
   }
 
