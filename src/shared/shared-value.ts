@@ -331,6 +331,8 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
    */
   #write(data: Buffer, version: number, signal: AbortSignal): Promise<Stat> {
     let answered = false;
+    // Lost already (no new session yet): an expiry error then means "not sent".
+    const live = this.#session.state !== 'LOST';
     const reply = this.#session.setData(this.path, data, { version, signal }).then(
       (stat) => {
         answered = true;
@@ -340,7 +342,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
       (err: unknown) => {
         answered = true;
         // The session ending (lost, closed) rejects what is pending, sent or not: unknown too.
-        if ((err instanceof ConnectionLossError && err.sent) || err instanceof SessionExpiredError || (err instanceof ClosedError && !this.#life.signal.aborted)) {
+        if ((err instanceof ConnectionLossError && err.sent) || (err instanceof SessionExpiredError && live) || (err instanceof ClosedError && !this.#life.signal.aborted)) {
           throw new OutcomeUnknownError(`write of ${this.path} was sent but its reply was lost: it may or may not have been applied; read the value to know`, { path: this.path, cause: err });
         }
         throw err;

@@ -101,6 +101,27 @@ test('blackhole: a write never sent times out or aborts with the reason and writ
   await fx.waitNoWatches(s, path);
 });
 
+test('blackhole with no deadline: a write sent ends as an unknown outcome once the session notices, never hangs', async () => {
+  const path = uniquePath('blackhole-nodeadline');
+  const { s, proxy } = await proxied(4000);
+  await using count = new SharedCount(s, path, 0);
+  await count.start({ timeoutMs: 10_000 });
+  proxy.blackhole();
+  const t0 = performance.now();
+  const err = await count.set(1).then(
+    () => assert.fail('resolved through a blackhole'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof OutcomeUnknownError, String(err));
+  assert.ok(performance.now() - t0 < 8000, 'within the session timeout and a margin');
+  proxy.pass();
+  await waitFor(async () => s.state === 'CONNECTED' || s.state === 'RECONNECTED', { timeoutMs: 15_000, message: 'connected again' });
+  await waitFor(async () => (await onServer(path)).count === count.count, { timeoutMs: 15_000, message: 'the copy agrees with the server' });
+  assert.ok((await onServer(path)).version <= 1);
+  await count.close();
+  await fx.waitNoWatches(s, path);
+});
+
 test('a dropped connection: the change made meanwhile is re-read on reconnect and emitted exactly once', async () => {
   const path = uniquePath('dropped');
   const { s, proxy } = await proxied(8000);
