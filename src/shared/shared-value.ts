@@ -10,10 +10,12 @@ import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
 import { backoffDelay } from '../client/retry.js';
 import { checkInt, checkOptions, checkSignal, checkTimeout, optionKeys, parentOf, validatePath } from '../client/validate.js';
-import { ClosedError, ConnectionLossError, CorruptValueError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError } from '../errors.js';
+import { ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
 import { callListeners } from '../util/listeners.js';
 import { linkSignals, onAbort } from '../util/signals.js';
+import { valueStream, type StreamPush } from './changes.js';
+import { BYTES, COUNT, type Codec } from './codec.js';
 
 /** A value with the node version and the zxid of the write that produced it. @group Recipes */
 export interface VersionedValue<T> {
@@ -60,15 +62,6 @@ export const SHARED_WAIT_OPTION_KEYS = optionKeys<SharedWaitOptions>({ signal: t
 /** @internal */
 export const SHARED_ITERATOR_OPTION_KEYS = optionKeys<SharedIteratorOptions>({ bufferSize: true, signal: true });
 
-/** How a value is stored. @internal */
-export interface Codec<T> {
-  /** Checks and encodes a caller's value (InvalidArgumentError on a bad one). */
-  encode(value: unknown, path: string): Buffer;
-  /** Decodes a node's data (CorruptValueError on data of the wrong size). */
-  decode(data: Buffer, path: string): T;
-  equals(a: T, b: T): boolean;
-}
-
 const RE_ARM = { baseDelayMs: 50, maxDelayMs: 2000 };
 
 /**
@@ -81,7 +74,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   readonly #codec: Codec<T>;
   readonly #seed: Buffer;
   readonly #life = new AbortController();
-  readonly #streams = new Set<(v: VersionedValue<T> | null) => void>();
+  readonly #streams = new Set<StreamPush<VersionedValue<T>>>();
   #state: 'latent' | 'starting' | 'started' | 'closed' = 'latent';
   #current: VersionedValue<T> | undefined;
   #armed = false;
@@ -237,50 +230,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     const bufferSize = checkInt(o.bufferSize, 'bufferSize', 1, 65536, 16);
     const signal = checkSignal(o.signal);
     if (this.#state === 'closed') throw new ClosedError(`changes of the shared value at ${this.path}: it is closed`, { path: this.path });
-    const buffer: VersionedValue<T>[] = [];
-    let waiting: ((r: IteratorResult<VersionedValue<T>>) => void) | undefined;
-    let done = false;
-    const end = (): void => {
-      done = true;
-      this.#streams.delete(push);
-      signal?.removeEventListener('abort', end);
-      const w = waiting;
-      waiting = undefined;
-      w?.({ value: undefined, done: true });
-    };
-    const push = (v: VersionedValue<T> | null): void => {
-      if (v === null) return end();
-      if (waiting) {
-        const w = waiting;
-        waiting = undefined;
-        w({ value: v, done: false });
-      } else {
-        if (buffer.length >= bufferSize) buffer.shift();
-        buffer.push(v);
-      }
-    };
-    if (signal?.aborted) done = true;
-    else {
-      this.#streams.add(push);
-      signal?.addEventListener('abort', end, { once: true });
-    }
-    const iterator: AsyncIterableIterator<VersionedValue<T>> = {
-      next: () => {
-        const v = buffer.shift();
-        if (v) return Promise.resolve({ value: v, done: false });
-        if (done) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => {
-          waiting = resolve;
-        });
-      },
-      return: () => {
-        buffer.length = 0;
-        end();
-        return Promise.resolve({ value: undefined, done: true });
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
+    return valueStream<VersionedValue<T>>(bufferSize, signal, this.#streams);
   }
 
   /** Stops watching (the server-side watch is removed), ends the iterators and drops the listeners. Idempotent. */
@@ -474,41 +424,6 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   }
 }
 
-const BYTES: Codec<Buffer> = {
-  encode(value, path) {
-    if (typeof value === 'string') return Buffer.from(value, 'utf8');
-    if (value instanceof Uint8Array) return Buffer.from(value);
-    throw new InvalidArgumentError(`shared value at ${path}: a value must be a Uint8Array or a string, got ${value === null ? 'null' : typeof value}`, { path });
-  },
-  decode: (data) => Buffer.from(data),
-  equals: (a, b) => a.equals(b),
-};
-
-/**
- * Encodes a count as Curator's `SharedCount` does: 4 bytes, big-endian, signed.
- * @internal
- */
-export function encodeCount(value: unknown, path: string): Buffer {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < -(2 ** 31) || value > 2 ** 31 - 1) {
-    throw new InvalidArgumentError(`shared count at ${path}: a count must be an integer from -2147483648 to 2147483647, got ${String(value)}`, { path });
-  }
-  const b = Buffer.alloc(4);
-  b.writeInt32BE(value);
-  return b;
-}
-
-/**
- * Decodes a count: exactly 4 bytes, big-endian, signed. Any other size is corrupt (Curator
- * would read the first 4 of a longer node; such data was not written by a count).
- * @internal
- */
-export function decodeCount(data: Buffer, path: string): number {
-  if (data.length !== 4) throw new CorruptValueError(`shared count at ${path}: the node holds ${data.length} bytes, a count is 4 (big-endian)`, { path });
-  return data.readInt32BE(0);
-}
-
-const COUNT: Codec<number> = { encode: encodeCount, decode: decodeCount, equals: (a, b) => a === b };
-
 /**
  * A value of raw bytes at one znode, shared by all participants (Curator's `SharedValue`: the
  * node's data is the value as is, so a Curator `SharedValue` on the same path shares it).
@@ -550,7 +465,7 @@ export class SharedValue extends SharedBase<Buffer> {
 /**
  * A signed 32-bit count at one znode (Curator's `SharedCount`: 4 bytes, big-endian), shared by
  * all participants; everything else as {@link SharedValue}. A count outside the 32-bit range is
- * refused with `InvalidArgumentError`; node data shorter than 4 bytes is a `CorruptValueError`.
+ * refused with `InvalidArgumentError`; node data of any size but 4 bytes is a `CorruptValueError`.
  *
  * @example
  * ```ts

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BadVersionError, CorruptValueError, IllegalStateError, InvalidArgumentError, NodeExistsError, SharedCount, type ZkSession } from '../../src/index.js';
-import { decodeCount, encodeCount } from '../../src/shared/shared-value.js';
+import { decodeCount, encodeCount } from '../../src/shared/codec.js';
 
 /** The server's int version arithmetic. */
 const nextVersion = (v: number): number => (v + 1) | 0;
