@@ -157,8 +157,9 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   /**
    * Sets the value whatever it is now, and resolves to what was written (its version and zxid).
    *
-   * Rejects with the signal's reason or a timeout if it gives up before the write was sent
-   * (then nothing was written), and with {@link OutcomeUnknownError} if the write was sent and
+   * Rejects with the signal's reason or a timeout if it gives up before the write was sent, or
+   * with a `ConnectionLossError` whose `sent` is false if no connection came (then nothing was
+   * written), and with {@link OutcomeUnknownError} if the write was sent and
    * no reply came: the connection dropped, or the caller gave up first (`cause` says which). It
    * may or may not have been applied, and it is not re-sent; a late reply still updates `get()`.
    */
