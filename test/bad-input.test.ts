@@ -305,11 +305,11 @@ const sessionRows: Row[] = [
   ...[[], 'open', [{ perms: 32, scheme: 'world', id: 'anyone' }], [{ perms: -1, scheme: 'world', id: 'anyone' }], [{ perms: 1.5, scheme: 'world', id: 'anyone' }], [{ scheme: 'world', id: 'anyone' }], [null], null].map(
     (a): Row => ({ name: `create acl ${JSON.stringify(a)}`, call: (c) => c.s.create(c.path, { acl: a as never }), expect: IA }),
   ),
-  ...[-2, 1.5, Number.NaN, 2 ** 31, '1', null].flatMap((v): Row[] => [
+  ...[-(2 ** 31) - 1, 1.5, Number.NaN, 2 ** 31, '1', null].flatMap((v): Row[] => [
     { name: `delete version ${show(v)}`, call: (c) => c.s.delete(c.path, { version: v as number }), expect: IA },
     { name: `setData version ${show(v)}`, call: (c) => c.s.setData(c.path, 'x', { version: v as number }), expect: IA },
   ]),
-  ...[[], 'ops', null, [null], [{ type: 'nope', path: '/x' }], [{ type: 'create', path: 'x' }], [{ type: 'check', path: '/x', version: -2 }], [{ type: 'create', path: '/x', mode: 'BAD' }], [{ type: 'setData', path: '/x', data: 5 }]].map(
+  ...[[], 'ops', null, [null], [{ type: 'nope', path: '/x' }], [{ type: 'create', path: 'x' }], [{ type: 'check', path: '/x', version: 2 ** 31 }], [{ type: 'create', path: '/x', mode: 'BAD' }], [{ type: 'setData', path: '/x', data: 5 }]].map(
     (ops): Row => ({ name: `multi(${JSON.stringify(ops)})`, call: (c) => c.s.multi(ops as never), expect: IA }),
   ),
   { name: 'multi over the packet limit', call: (c) => c.s.multi(Array.from({ length: 2000 }, (_, i) => ({ type: 'create' as const, path: `${c.path}/n${i}`, data: Buffer.alloc(600) }))), expect: IA },

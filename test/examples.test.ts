@@ -15,6 +15,7 @@ import { main as queueExample } from '../examples/queue.js';
 import { main as cacheExample } from '../examples/cache.js';
 import { main as barrierExample } from '../examples/barrier.js';
 import { main as metricsServiceExample } from '../examples/metrics-service.js';
+import { main as sharedCountExample } from '../examples/shared-count.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -260,4 +261,22 @@ test('examples/metrics-service.ts: /metrics after a contended run, timeouts, mis
   assert.deepEqual(left, [], 'nothing left in the lock');
   await assert.rejects(fetch(url!), 'the server is closed');
   await onlyObserverLeft();
+});
+
+test('examples/shared-count.ts: 3 processes x 10 increments at once = 30, each follows the others in order; nothing left', async () => {
+  const path = unique('shared-count');
+  const seen: number[][] = [[], [], []];
+  const runs = await Promise.all(seen.map((list) => sharedCountExample(server.connectString, { path, increments: 10, onChange: (n) => list.push(n) })));
+  const { data, stat } = await observer.getData(path);
+  assert.equal(data.readInt32BE(0), 30);
+  assert.equal(stat.version, 30, 'one write per applied increment');
+  for (const r of runs) assert.deepEqual([r.applied, r.unknown], [10, 0]);
+  // Each read the count when it finished; the last to finish read all of it.
+  assert.equal(Math.max(...runs.map((r) => r.final)), 30);
+  assert.ok(runs.some((r) => r.refused > 0), 'they raced (some tries were refused)');
+  for (const list of seen) assert.deepEqual([...list].sort((a, b) => a - b), list, 'values in order');
+  assert.ok(seen.every((list) => list.length > 10), "each saw the others' increments too");
+  await onlyObserverLeft();
+  const watches = await server.watchesBySession();
+  assert.deepEqual([...watches.values()].flat().filter((p) => p.startsWith(path)), []);
 });

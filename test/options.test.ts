@@ -23,6 +23,8 @@ import {
   Barrier,
   DoubleBarrier,
   MultiLock,
+  SharedCount,
+  SharedValue,
   ZkSession,
 } from '../src/index.js';
 import {
@@ -170,6 +172,15 @@ const entries: Entry[] = [
   { name: 'doubleBarrier.enter', source: { type: 'BarrierWaitOptions' }, call: (x) => keep(new DoubleBarrier(s, '/b', { memberCount: 2 })).enter(o(x)), poison: aborted },
   { name: 'new MultiLock', source: { type: 'MultiLockOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'], o(x))) },
   { name: 'multiLock.acquire', source: { type: 'AcquireOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'])).acquire(o(x)), poison: aborted },
+  // Shared values and counts (set and trySet check their options before the started check).
+  { name: 'sharedValue.start', source: { type: 'SharedWaitOptions' }, call: (x) => keep(new SharedValue(s, '/v', 'seed')).start(o(x)), poison: aborted },
+  { name: 'sharedCount.start', source: { parameter: ['SharedCount', 'start', 0] }, call: (x) => keep(new SharedCount(s, '/v', 0)).start(o(x)), poison: aborted },
+  { name: 'sharedCount.refresh', source: { parameter: ['SharedCount', 'refresh', 0] }, call: (x) => keep(new SharedCount(s, '/v', 0)).refresh(o(x)) },
+  { name: 'sharedCount.set', source: { parameter: ['SharedCount', 'set', 1] }, call: (x) => keep(new SharedCount(s, '/v', 0)).set(1, o(x)) },
+  { name: 'sharedValue.set', source: { parameter: ['SharedValue', 'set', 1] }, call: (x) => keep(new SharedValue(s, '/v', 'seed')).set('x', o(x)) },
+  { name: 'sharedCount.trySet', source: { parameter: ['SharedCount', 'trySet', 2] }, call: (x) => keep(new SharedCount(s, '/v', 0)).trySet(1, { value: 0, version: 0, zxid: 0n }, o(x)) },
+  { name: 'sharedValue.trySet', source: { parameter: ['SharedValue', 'trySet', 2] }, call: (x) => keep(new SharedValue(s, '/v', 'seed')).trySet('x', { value: Buffer.from('seed'), version: 0, zxid: 0n }, o(x)) },
+  { name: 'sharedValue.changes', source: { type: 'SharedIteratorOptions' }, call: (x) => keep(new SharedValue(s, '/v', 'seed')).changes(o(x)).return?.() },
   // Leader election.
   { name: 'new LeaderLatch', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderLatch(s, '/l', o(x))) },
   { name: 'new LeaderLatch errorBackoff', source: { property: ['LeaderLatchOptions', 'errorBackoff'] }, call: (x) => keep(new LeaderLatch(s, '/l', { errorBackoff: x })) },

@@ -77,11 +77,15 @@ export function toBuffer(data: NodeData | undefined, maxBytes: number, path: str
   return buf;
 }
 
-/** Throws unless `version` is an integer >= -1 (or undefined). */
+/**
+ * Throws unless `version` is a signed 32-bit integer (or undefined). -1 means any version; a
+ * node's own version wraps past 2^31 - 1 to -2^31 and counts up from there, so every other
+ * negative value is a real version the server compares.
+ */
 export function validateVersion(version: unknown, path: string): void {
   if (version === undefined) return;
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < -1 || version > 0x7fffffff) {
-    throw new InvalidArgumentError(`version for ${path} must be an integer >= -1 (-1 = any), got ${describe(version)}`, { path });
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < -0x80000000 || version > 0x7fffffff) {
+    throw new InvalidArgumentError(`version for ${path} must be a 32-bit integer (-1 = any; a wrapped version is negative), got ${describe(version)}`, { path });
   }
 }
 

@@ -10,10 +10,12 @@ import type { ZkSession } from '../client/session.js';
 import type { ConnectionState, Stat } from '../client/types.js';
 import { backoffDelay } from '../client/retry.js';
 import { checkInt, checkOptions, checkSignal, checkTimeout, optionKeys, parentOf, validatePath } from '../client/validate.js';
-import { ClosedError, ConnectionLossError, CorruptValueError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError } from '../errors.js';
+import { ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
 import { callListeners } from '../util/listeners.js';
-import { linkSignals } from '../util/signals.js';
+import { linkSignals, onAbort } from '../util/signals.js';
+import { valueStream, type StreamPush } from './changes.js';
+import { BYTES, COUNT, type Codec } from './codec.js';
 
 /** A value with the node version and the zxid of the write that produced it. @group Recipes */
 export interface VersionedValue<T> {
@@ -35,7 +37,11 @@ export interface SharedValueEvents<T> {
   error: (error: Error) => void;
 }
 
-/** Options of a wait of a shared value ({@link SharedValue.start}, {@link SharedValue.refresh}). @group Recipes */
+/**
+ * Options of a call of a shared value that waits for the server ({@link SharedBase.start},
+ * {@link SharedBase.refresh}, {@link SharedBase.set}, {@link SharedBase.trySet}).
+ * @group Recipes
+ */
 export interface SharedWaitOptions {
   /** Gives up on the wait; it rejects with the signal's reason. */
   signal?: AbortSignal;
@@ -56,15 +62,6 @@ export const SHARED_WAIT_OPTION_KEYS = optionKeys<SharedWaitOptions>({ signal: t
 /** @internal */
 export const SHARED_ITERATOR_OPTION_KEYS = optionKeys<SharedIteratorOptions>({ bufferSize: true, signal: true });
 
-/** How a value is stored. @internal */
-export interface Codec<T> {
-  /** Checks and encodes a caller's value (InvalidArgumentError on a bad one). */
-  encode(value: unknown, path: string): Buffer;
-  /** Decodes a node's data (CorruptValueError on data of the wrong size). */
-  decode(data: Buffer, path: string): T;
-  equals(a: T, b: T): boolean;
-}
-
 const RE_ARM = { baseDelayMs: 50, maxDelayMs: 2000 };
 
 /**
@@ -77,7 +74,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   readonly #codec: Codec<T>;
   readonly #seed: Buffer;
   readonly #life = new AbortController();
-  readonly #streams = new Set<(v: VersionedValue<T> | null) => void>();
+  readonly #streams = new Set<StreamPush<VersionedValue<T>>>();
   #state: 'latent' | 'starting' | 'started' | 'closed' = 'latent';
   #current: VersionedValue<T> | undefined;
   #armed = false;
@@ -95,6 +92,10 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     this.path = path;
     this.#codec = codec;
     this.#seed = codec.encode(seed, path);
+    const limit = session.dataLimit;
+    if (typeof limit === 'number' && this.#seed.length > limit) {
+      throw new InvalidArgumentError(`${what} at ${path}: the seed is ${this.#seed.length} bytes, over the session's ${limit}-byte data limit`, { path });
+    }
   }
 
   /**
@@ -154,32 +155,48 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   }
 
   /**
-   * Sets the value whatever it is now. Rejects with {@link OutcomeUnknownError} when the
-   * connection dropped after the write was sent (it may have been applied: read to know).
+   * Sets the value whatever it is now, and resolves to what was written (its version and zxid).
+   *
+   * Rejects with the signal's reason or a timeout if it gives up before the write was sent, or
+   * with a `ConnectionLossError` whose `sent` is false if no connection came (then nothing was
+   * written), and with {@link OutcomeUnknownError} if the write was sent and
+   * no reply came: the connection dropped, or the caller gave up first (`cause` says which). It
+   * may or may not have been applied, and it is not re-sent; a late reply still updates `get()`.
    */
-  async set(value: T, options: { signal?: AbortSignal } = {}): Promise<VersionedValue<T>> {
+  async set(value: T, options: SharedWaitOptions = {}): Promise<VersionedValue<T>> {
     const data = this.#codec.encode(value, this.path);
-    const signal = checkSignal(checkOptions(options, 'set', ['signal']).signal);
+    const o = checkOptions(options, 'set', SHARED_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
     this.#check('set');
-    const stat = await this.#write(data, -1, signal);
-    this.#update(stat, data);
-    return this.#current!;
+    const link = linkSignals([signal, this.#life.signal], timeoutMs);
+    try {
+      const stat = await this.#write(data, -1, link.signal);
+      return Object.freeze({ value: this.#codec.decode(data, this.path), version: stat.version, zxid: stat.mzxid });
+    } finally {
+      link.dispose();
+    }
   }
 
   /**
    * Compare-and-set: writes `value` only if the node is still at `previous` (a value from
    * {@link get}, {@link refresh} or an event). Resolves to false, without writing, if the local
    * copy has moved on from `previous`, or if the server refused the version (someone wrote
-   * first: the current value is then re-read, so `get()` has it). As Curator's since
-   * CURATOR-688, `previous` is compared by zxid and value, not by version, since a version
-   * wraps past 2^31 - 1; a `previous` whose version is -1 (a wrapped version, which ZooKeeper
-   * would read as "any version") is refused with `IllegalStateError` rather than sent as an
-   * unconditional write. Rejects with {@link OutcomeUnknownError} when the reply was lost.
+   * first: the current value is then re-read, so `get()` has it, unless that read fails, in which
+   * case the watch brings it). As Curator's since its fix for wrapped versions, `previous` is
+   * compared by zxid and value, not by version, since a version wraps past 2^31 - 1 to -2^31; a
+   * `previous` whose version is -1 (which ZooKeeper would read as "any version") is refused with
+   * `IllegalStateError` rather than sent as an unconditional write.
+   *
+   * Gives up (signal, timeout) and reports a lost reply as {@link set} does: a write sent whose
+   * reply never came rejects with {@link OutcomeUnknownError}.
    */
-  async trySet(value: T, previous: VersionedValue<T>, options: { signal?: AbortSignal } = {}): Promise<boolean> {
+  async trySet(value: T, previous: VersionedValue<T>, options: SharedWaitOptions = {}): Promise<boolean> {
     const data = this.#codec.encode(value, this.path);
-    const signal = checkSignal(checkOptions(options, 'trySet', ['signal']).signal);
-    if (previous === null || typeof previous !== 'object' || typeof previous.version !== 'number' || typeof previous.zxid !== 'bigint') {
+    const o = checkOptions(options, 'trySet', SHARED_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
+    if (previous === null || typeof previous !== 'object' || typeof previous.version !== 'number' || !Number.isInteger(previous.version) || typeof previous.zxid !== 'bigint') {
       throw new InvalidArgumentError(`trySet of ${this.path}: previous must be a VersionedValue (from get(), refresh() or a changed event)`, { path: this.path });
     }
     this.#check('trySet');
@@ -188,17 +205,20 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     if (previous.version === -1) {
       throw new IllegalStateError(`trySet of ${this.path}: the node's version wrapped to -1, which ZooKeeper reads as "any version"; use set(), or wait for the next write`, { path: this.path });
     }
+    const link = linkSignals([signal, this.#life.signal], timeoutMs);
     try {
-      const stat = await this.#write(data, previous.version, signal);
-      this.#update(stat, data);
-      return true;
-    } catch (err) {
-      if (!(err instanceof BadVersionError) && !(err instanceof NoNodeError)) throw err;
+      try {
+        await this.#write(data, previous.version, link.signal);
+        return true;
+      } catch (err) {
+        if (!(err instanceof BadVersionError) && !(err instanceof NoNodeError)) throw err;
+      }
+      // Refused, so certainly not applied: the answer is false whatever the re-read does.
+      await this.#read(link.signal).catch(() => undefined);
+      return false;
+    } finally {
+      link.dispose();
     }
-    await this.#read(signal).catch((err: unknown) => {
-      if (!(err instanceof NoNodeError)) throw err;
-    });
-    return false;
   }
 
   /**
@@ -211,50 +231,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     const bufferSize = checkInt(o.bufferSize, 'bufferSize', 1, 65536, 16);
     const signal = checkSignal(o.signal);
     if (this.#state === 'closed') throw new ClosedError(`changes of the shared value at ${this.path}: it is closed`, { path: this.path });
-    const buffer: VersionedValue<T>[] = [];
-    let waiting: ((r: IteratorResult<VersionedValue<T>>) => void) | undefined;
-    let done = false;
-    const end = (): void => {
-      done = true;
-      this.#streams.delete(push);
-      signal?.removeEventListener('abort', end);
-      const w = waiting;
-      waiting = undefined;
-      w?.({ value: undefined, done: true });
-    };
-    const push = (v: VersionedValue<T> | null): void => {
-      if (v === null) return end();
-      if (waiting) {
-        const w = waiting;
-        waiting = undefined;
-        w({ value: v, done: false });
-      } else {
-        if (buffer.length >= bufferSize) buffer.shift();
-        buffer.push(v);
-      }
-    };
-    if (signal?.aborted) done = true;
-    else {
-      this.#streams.add(push);
-      signal?.addEventListener('abort', end, { once: true });
-    }
-    const iterator: AsyncIterableIterator<VersionedValue<T>> = {
-      next: () => {
-        const v = buffer.shift();
-        if (v) return Promise.resolve({ value: v, done: false });
-        if (done) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => {
-          waiting = resolve;
-        });
-      },
-      return: () => {
-        buffer.length = 0;
-        end();
-        return Promise.resolve({ value: undefined, done: true });
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
+    return valueStream<VersionedValue<T>>(bufferSize, signal, this.#streams);
   }
 
   /** Stops watching (the server-side watch is removed), ends the iterators and drops the listeners. Idempotent. */
@@ -278,6 +255,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
 
   #check(op: string): void {
     if (this.#state === 'closed') throw new ClosedError(`${op} of the shared value at ${this.path}: it is closed`, { path: this.path });
+    if (this.#session.closed) throw new ClosedError(`${op} of the shared value at ${this.path}: its session is closed`, { path: this.path });
     if (this.#state !== 'started') throw new IllegalStateError(`${op} of the shared value at ${this.path}: call start() first`, { path: this.path });
   }
 
@@ -298,15 +276,49 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     }
   }
 
-  async #write(data: Buffer, version: number, signal: AbortSignal | undefined): Promise<Stat> {
-    try {
-      return await this.#session.setData(this.path, data, { version, signal });
-    } catch (err) {
-      if (err instanceof ConnectionLossError && err.sent) {
-        throw new OutcomeUnknownError(`write of ${this.path} was sent but its reply was lost: it may or may not have been applied; read the value to know`, { path: this.path, cause: err });
-      }
-      throw err;
-    }
+  /**
+   * Sends the write and updates the copy from its reply (a late one too). Giving up on a write
+   * that was sent cannot take it back: that is an unknown outcome, not the signal's reason.
+   */
+  #write(data: Buffer, version: number, signal: AbortSignal): Promise<Stat> {
+    let answered = false;
+    // Lost already (no new session yet): an expiry error then means "not sent".
+    const live = this.#session.state !== 'LOST';
+    const reply = this.#session.setData(this.path, data, { version, signal }).then(
+      (stat) => {
+        answered = true;
+        this.#update(stat, data);
+        return stat;
+      },
+      (err: unknown) => {
+        answered = true;
+        // The session ending (lost, closed) rejects what is pending, sent or not: unknown too.
+        if ((err instanceof ConnectionLossError && err.sent) || (err instanceof SessionExpiredError && live) || (err instanceof ClosedError && !this.#life.signal.aborted)) {
+          throw new OutcomeUnknownError(`write of ${this.path} was sent but its reply was lost: it may or may not have been applied; read the value to know`, { path: this.path, cause: err });
+        }
+        throw err;
+      },
+    );
+    return new Promise<Stat>((resolve, reject) => {
+      // The session rejects a write not yet sent with the reason at once; one sent, it keeps
+      // waiting for. Its answer reaches `answered` before a macrotask runs.
+      const unsubscribe = onAbort(signal, (reason) => {
+        setImmediate(() => {
+          if (answered) return;
+          reject(new OutcomeUnknownError(`write of ${this.path} was sent, then given up on before its reply came (${reasonText(reason)}): it may or may not be applied; read the value to know`, { path: this.path, cause: reason }));
+        });
+      });
+      reply.then(
+        (stat) => {
+          unsubscribe();
+          resolve(stat);
+        },
+        (err: unknown) => {
+          unsubscribe();
+          reject(err);
+        },
+      );
+    });
   }
 
   /** `sync`, then a read without a watch (the armed watch stays). */
@@ -319,14 +331,16 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   /**
    * Reads with a watch, and re-arms when it fires. One watch at a time: on a reconnect the
    * session re-registers it, so only its end (session lost, closed) or firing arms again.
+   * `sync` first, except right after the watch fired: the member that fired it has the write,
+   * and a reconnect only goes to a member at least as recent as what the session saw. A new
+   * session's member may lag behind what the old one saw.
    */
-  async #arm(): Promise<void> {
+  async #arm(sync = true): Promise<void> {
     if (this.#armed) return;
     this.#armed = true;
     let changed: Promise<unknown>;
     try {
-      // A new session's member may lag behind what the old one saw: sync first.
-      await this.#session.sync(this.path, { signal: this.#life.signal });
+      if (sync) await this.#session.sync(this.path, { signal: this.#life.signal });
       const w = await this.#session.getDataWatch(this.path, { signal: this.#life.signal });
       this.#update(w.result.stat, w.result.data);
       changed = w.changed;
@@ -349,22 +363,22 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     changed.then(
       () => {
         this.#armed = false;
-        this.#rearm();
+        this.#rearm(false);
       },
       () => {
         this.#armed = false;
-        this.#rearm();
+        this.#rearm(true);
       },
     );
   }
 
   /** Arms again in the background, backing off while the session cannot answer, until closed. */
-  #rearm(): void {
+  #rearm(sync: boolean): void {
     if (this.#life.signal.aborted) return;
     const loop = async (): Promise<void> => {
       for (let attempt = 0; !this.#life.signal.aborted; attempt++) {
         try {
-          await this.#arm();
+          await this.#arm(sync || attempt > 0);
           return;
         } catch (err) {
           if (err instanceof ClosedError || this.#life.signal.aborted) return;
@@ -385,7 +399,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
       this.#read(this.#life.signal).catch((err: unknown) => {
         if (!(err instanceof ClosedError) && !(err instanceof ConnectionLossError) && !(err instanceof SessionExpiredError) && !(err instanceof NoNodeError) && !this.#life.signal.aborted) this.#report(err);
       });
-      if (!this.#armed) this.#rearm();
+      if (!this.#armed) this.#rearm(true);
     }
   }
 
@@ -410,40 +424,6 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     callListeners(this, 'changed', [this.#current]);
   }
 }
-
-const BYTES: Codec<Buffer> = {
-  encode(value, path) {
-    if (typeof value === 'string') return Buffer.from(value, 'utf8');
-    if (value instanceof Uint8Array) return Buffer.from(value);
-    throw new InvalidArgumentError(`shared value at ${path}: a value must be a Uint8Array or a string, got ${value === null ? 'null' : typeof value}`, { path });
-  },
-  decode: (data) => Buffer.from(data),
-  equals: (a, b) => a.equals(b),
-};
-
-/**
- * Encodes a count as Curator's `SharedCount` does: 4 bytes, big-endian, signed.
- * @internal
- */
-export function encodeCount(value: unknown, path: string): Buffer {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < -(2 ** 31) || value > 2 ** 31 - 1) {
-    throw new InvalidArgumentError(`shared count at ${path}: a count must be an integer from -2147483648 to 2147483647, got ${String(value)}`, { path });
-  }
-  const b = Buffer.alloc(4);
-  b.writeInt32BE(value);
-  return b;
-}
-
-/**
- * Decodes a count as Curator does: the first 4 bytes, big-endian, signed (fewer is corrupt).
- * @internal
- */
-export function decodeCount(data: Buffer, path: string): number {
-  if (data.length < 4) throw new CorruptValueError(`shared count at ${path}: the node holds ${data.length} bytes, a count is 4 (big-endian)`, { path });
-  return data.readInt32BE(0);
-}
-
-const COUNT: Codec<number> = { encode: encodeCount, decode: decodeCount, equals: (a, b) => a === b };
 
 /**
  * A value of raw bytes at one znode, shared by all participants (Curator's `SharedValue`: the
@@ -473,12 +453,12 @@ export class SharedValue extends SharedBase<Buffer> {
   }
 
   /** Sets the value (bytes, or a string as UTF-8); see {@link SharedBase.set}. */
-  override set(value: Uint8Array | string, options?: { signal?: AbortSignal }): Promise<VersionedValue<Buffer>> {
+  override set(value: Uint8Array | string, options?: SharedWaitOptions): Promise<VersionedValue<Buffer>> {
     return super.set(value as Buffer, options);
   }
 
   /** Compare-and-set (bytes, or a string as UTF-8); see {@link SharedBase.trySet}. */
-  override trySet(value: Uint8Array | string, previous: VersionedValue<Buffer>, options?: { signal?: AbortSignal }): Promise<boolean> {
+  override trySet(value: Uint8Array | string, previous: VersionedValue<Buffer>, options?: SharedWaitOptions): Promise<boolean> {
     return super.trySet(value as Buffer, previous, options);
   }
 }
@@ -486,7 +466,7 @@ export class SharedValue extends SharedBase<Buffer> {
 /**
  * A signed 32-bit count at one znode (Curator's `SharedCount`: 4 bytes, big-endian), shared by
  * all participants; everything else as {@link SharedValue}. A count outside the 32-bit range is
- * refused with `InvalidArgumentError`; node data shorter than 4 bytes is a `CorruptValueError`.
+ * refused with `InvalidArgumentError`; node data of any size but 4 bytes is a `CorruptValueError`.
  *
  * @example
  * ```ts
@@ -509,4 +489,8 @@ export class SharedCount extends SharedBase<number> {
   get count(): number {
     return this.get().value;
   }
+}
+
+function reasonText(reason: unknown): string {
+  return reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason);
 }

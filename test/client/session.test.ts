@@ -340,7 +340,7 @@ describe('bad input is rejected before anything is sent', () => {
   test('data over the limit, bad versions, modes, ACLs and ops', async () => {
     await assert.rejects(s.create('/x', { data: Buffer.alloc(1_000_001) }), /over the 1000000-byte limit/);
     await assert.rejects(s.setData('/x', Buffer.alloc(2_000_000)), InvalidArgumentError);
-    await assert.rejects(s.setData('/x', 'a', { version: -2 }), InvalidArgumentError);
+    await assert.rejects(s.setData('/x', 'a', { version: -(2 ** 31) - 1 }), InvalidArgumentError);
     await assert.rejects(s.setData('/x', 'a', { version: 1.5 }), InvalidArgumentError);
     await assert.rejects(s.create('/x', { mode: 'BOGUS' as never }), InvalidArgumentError);
     await assert.rejects(s.create('/x', { acl: [] }), InvalidArgumentError);

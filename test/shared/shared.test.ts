@@ -2,7 +2,7 @@
 // a new session re-reads, bad input is refused, nothing left watching after close.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SharedCount, SharedValue, IllegalStateError, InvalidArgumentError, ClosedError } from '../../src/index.js';
+import { BadVersionError, SharedCount, SharedValue, IllegalStateError, InvalidArgumentError, ClosedError } from '../../src/index.js';
 import { expireSession, waitFor } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
@@ -62,4 +62,15 @@ test('a value: bytes as they are, the iterator ends at close, a new session re-r
   for await (const _ of it) n++;
   assert.ok(n <= 2);
   await fx.waitNoWatches(s, path);
+});
+
+test('a wrapped (negative) version is sent to the server and compared there, not refused locally', async () => {
+  const path = uniquePath('negative-version');
+  await fx.observer.create(path, { data: Buffer.alloc(4) });
+  const sent = fx.observer.counters.setData;
+  await assert.rejects(fx.observer.setData(path, Buffer.alloc(4), { version: -(2 ** 31) }), BadVersionError);
+  await assert.rejects(fx.observer.setData(path, Buffer.alloc(4), { version: -2 }), BadVersionError);
+  assert.equal(fx.observer.counters.setData, sent + 2, 'both were sent');
+  await assert.rejects(fx.observer.setData(path, Buffer.alloc(4), { version: 2 ** 31 }), InvalidArgumentError);
+  assert.equal((await fx.observer.getData(path)).stat.version, 0);
 });

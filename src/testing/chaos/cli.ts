@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { checkHistory } from './checker/index.js';
 import type { ChaosHistory, FaultKind, WorkloadKind } from './history.js';
 import { DEFAULT_FAULT_WEIGHTS } from './nemesis.js';
-import { CI_CLIENT_COUNTS, CI_SEED, DEFAULT_CLIENT_COUNTS } from './plan.js';
+import { CI_CLIENT_COUNTS, CI_SEED, DEFAULT_CLIENT_COUNTS, OPT_IN_CLIENT_COUNTS } from './plan.js';
 import { writeReport, summaryLine } from './report.js';
 import { runChaos } from './runner.js';
 
@@ -36,7 +36,7 @@ const { values } = parseArgs({
 async function main(): Promise<void> {
   if (values.help) {
     console.log(`usage: npm run chaos -- [--seconds 60] [--seed N] [--out DIR] [--session-timeout 4000]
-       [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once,cache,zkr,double-barrier]
+       [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once,cache,zkr,double-barrier,shared-count]
        [--clients N (per workload)] [--faults kind=weight,...] [--quiet]
          (--faults '*=0,delete-waiter=3': every kind off first, then only delete-waiter)
        [--recheck DIR/report.json]: check a recorded history again (prints, writes nothing)
@@ -72,7 +72,8 @@ fault kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')} (weight 0 disables
   }
   const perWorkload = int(values.clients, 'clients');
   const counts: Readonly<Record<WorkloadKind, number>> = values.ci ? CI_CLIENT_COUNTS : DEFAULT_CLIENT_COUNTS;
-  const clients = Object.fromEntries(kinds.map((k) => [k, chosen.includes(k) ? (perWorkload ?? counts[k]) : 0]));
+  const named = values.workloads !== undefined;
+  const clients = Object.fromEntries(kinds.map((k) => [k, chosen.includes(k) ? (perWorkload ?? (counts[k] || (named ? (OPT_IN_CLIENT_COUNTS[k] ?? 0) : 0))) : 0]));
   const faults: Partial<Record<FaultKind, number>> = {};
   for (const pair of values.faults?.split(',') ?? []) {
     const [kind = '', weight = ''] = pair.split('=');

@@ -46,6 +46,12 @@ export async function counterValue(session: ZkSession, path: string): Promise<nu
   return session.getData(path).then((d) => Number(d.data.toString('utf8')), () => null);
 }
 
+/** A shared count's value (4 bytes, big-endian; null when it cannot be read or is not 4 bytes). */
+export async function sharedCountValue(session: ZkSession, path: string): Promise<number | null> {
+  await session.sync(path).catch(() => undefined);
+  return session.getData(path).then((d) => (d.data.length === 4 ? d.data.readInt32BE(0) : null), () => null);
+}
+
 /** `mntr` zk_watch_count of every member, once all are 0 or after `timeoutMs` (the last seen). */
 export async function settleWatches(cluster: TestingCluster, timeoutMs: number): Promise<Map<number, number | null>> {
   const last = new Map<number, number | null>();

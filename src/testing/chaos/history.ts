@@ -390,8 +390,44 @@ export interface BarrierEvent extends EventBase {
   error?: string;
 }
 
+/**
+ * A shared-count client's compare-and-set increment: `invoke` before the trySet, `ok` when it
+ * was applied, `fail` when it certainly was not (refused, or never sent), `info` when its outcome
+ * is unknown (sent, no reply).
+ */
+export interface SharedCountEvent extends EventBase {
+  /** Discriminator. */
+  type: 'shared-count';
+  /** Phase of the call. */
+  phase: 'invoke' | 'ok' | 'fail' | 'info';
+  /** The workload's name. */
+  workload: string;
+  /** Unique id of this increment. */
+  op: string;
+  /** The value written (the value seen + 1). */
+  value: number;
+  /** For `ok`: the zxid of the write, as a decimal string. */
+  zxid?: string;
+  /** Error, for `fail` and `info` (absent for a refused version). */
+  error?: string;
+}
+
+/** A value a shared-count client's `SharedCount` emitted as `changed`. */
+export interface SharedSeenEvent extends EventBase {
+  /** Discriminator. */
+  type: 'shared-seen';
+  /** The workload's name. */
+  workload: string;
+  /** The count. */
+  value: number;
+  /** The zxid of the write that produced it, as a decimal string. */
+  zxid: string;
+}
+
 /** One event of a chaos history. */
 export type ChaosEvent =
+  | SharedCountEvent
+  | SharedSeenEvent
   | BarrierEvent
   | WaitEvent
   | WaitFailEvent
@@ -416,7 +452,7 @@ export type ChaosEvent =
 export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
 
 /** The kinds of recipe a workload exercises. */
-export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier';
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count';
 
 /** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
 export interface WorkloadSpec {

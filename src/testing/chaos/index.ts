@@ -20,6 +20,8 @@ export {
   type ChaosEventBody,
   type ChaosHistory,
   type BarrierEvent,
+  type SharedCountEvent,
+  type SharedSeenEvent,
   type CounterEvent,
   type DeliveryEvent,
   type EndEvent,

@@ -20,7 +20,12 @@ export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   cache: 3,
   zkr: 2,
   'double-barrier': 3,
+  // Not in the default mix: its runs under the nemesis are too few yet to call it stable.
+  'shared-count': 0,
 };
+
+/** Clients of a workload left out of the default mix when it is named in `--workloads`. */
+export const OPT_IN_CLIENT_COUNTS: Readonly<Partial<Record<WorkloadKind, number>>> = { 'shared-count': 3 };
 
 /** The CI mix (`--ci`, and the chaos run of `npm test`): 18 clients, every recipe. */
 export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
@@ -36,6 +41,7 @@ export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   zkr: 0,
   // Not yet in the CI mix: its rounds have not been run there enough to call them stable.
   'double-barrier': 0,
+  'shared-count': 0,
 };
 
 /** The seed of the CI run (`--ci`, and the chaos run of `npm test`). */
@@ -78,6 +84,7 @@ const SHORT: Readonly<Record<WorkloadKind, string>> = {
   cache: 'cache',
   zkr: 'zkr',
   'double-barrier': 'dbar',
+  'shared-count': 'scount',
 };
 
 /** The workloads (paths under `base`) and their clients. */
@@ -106,7 +113,7 @@ export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIEN
       }
       continue;
     }
-    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once' && kind !== 'zkr' && kind !== 'double-barrier';
+    const flows = kind !== 'queue-at-most-once' && kind !== 'queue-at-least-once' && kind !== 'zkr' && kind !== 'double-barrier' && kind !== 'shared-count';
     for (let i = 1; i <= n; i++) clients.push({ name: `${name}-${i}`, workload: spec, sessions: flows && i % 2 === 0 ? 2 : 1 });
   }
   return { workloads, clients };

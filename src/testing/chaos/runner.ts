@@ -14,7 +14,8 @@ import { checkHistory } from './checker/index.js';
 import type { CheckResult } from './checker/types.js';
 import { chaosNow } from './clock.js';
 import { expireSessionByTicket } from './expire.js';
-import { counterValue, ephemeralsUnder, queueItems, settleSessions, settleWatches } from './final.js';
+import { counterValue, ephemeralsUnder, queueItems, settleSessions, settleWatches, sharedCountValue } from './final.js';
+import { sharedCountPath } from './workloads/shared.js';
 import { ChaosClientProcess } from './fleet.js';
 import { HistoryRecorder, type ChaosEvent, type ChaosHistory, type FaultKind, type FinalState, type WorkloadSpec } from './history.js';
 import { DEFAULT_FAULT_WEIGHTS, Nemesis } from './nemesis.js';
@@ -153,6 +154,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     for (const w of workloads) {
       await session.mkdirp(w.path);
       if (w.counterPath !== undefined) await session.create(w.counterPath, { data: '0' });
+      if (w.kind === 'shared-count') await session.create(sharedCountPath(w), { data: Buffer.alloc(4) });
       if (w.kind === 'cache') {
         // The caches' root is the runner's write: its state is one the caches may report.
         const stat = await session.exists(w.path);
@@ -217,6 +219,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       for (const r of stopped) if (r.status === 'rejected') recorder.record({ type: 'note', level: 'error', message: String(r.reason) });
       const final: FinalState = { counters: {}, queueItems: {}, ephemerals: [], members: [] };
       for (const w of workloads) if (w.counterPath !== undefined) final.counters[w.name] = await counterValue(session, w.counterPath);
+      for (const w of workloads) if (w.kind === 'shared-count') final.counters[w.name] = await sharedCountValue(session, sharedCountPath(w));
       for (const w of queues) final.queueItems[w.name] = await queueItems(session, w);
       const watches = await settleWatches(ensemble, 10_000);
       log('chaos: closing the clients');

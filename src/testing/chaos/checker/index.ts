@@ -12,6 +12,7 @@ import { checkExclusion } from './exclusion.js';
 import { checkLeftovers } from './leftovers.js';
 import { checkAtLeastOnce, checkAtMostOnce } from './queue.js';
 import { checkResource } from './resource.js';
+import { checkSharedCount } from './shared.js';
 import { checkTokens } from './tokens.js';
 import type { CheckName, CheckOptions, CheckResult, CheckStats, Violation } from './types.js';
 import { checkNumber, checkObject, describe, need, optionKeys } from '../validate.js';
@@ -19,7 +20,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
@@ -37,6 +38,9 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector',
  *   never produced; every cache SYNCED at the end and equal to a fresh read of the server;
  * - **barrier**: no double-barrier participant returned from `enter` before `memberCount`
  *   participants had started entering its round;
+ * - **shared**: a shared count ends at its acknowledged compare-and-set increments (plus at
+ *   most the unknown outcomes), no two acknowledged increments wrote one value, and each
+ *   client saw the count rise in zxid order, agreeing with the others on every zxid;
  * - **leftovers**: no nodes, watches or sessions left, on any member; no client crashed.
  *
  * @example
@@ -77,6 +81,9 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
       stats.cache[spec.name] = { writes: writes.filter((e) => e.type === 'cache-write' && e.phase === 'ok').length, unknownWrites: writes.filter((e) => e.type === 'cache-write' && e.phase === 'info').length, caches };
     } else if (spec.kind === 'double-barrier') {
       violations.push(...checkDoubleBarrier(history, spec));
+    } else if (spec.kind === 'shared-count') {
+      violations.push(...checkSharedCount(history, spec));
+      stats.increments[spec.name] = history.events.filter((e) => e.type === 'shared-count' && e.workload === spec.name && e.phase === 'ok').length;
     } else {
       violations.push(...(spec.kind === 'queue-at-most-once' ? checkAtMostOnce(history, spec) : checkAtLeastOnce(history, spec)));
       const mine = history.events.filter((e) => 'workload' in e && e.workload === spec.name);

@@ -11,6 +11,7 @@ import type { Workload } from './common.js';
 import { latchWorkload, selectorWorkload } from './leader.js';
 import { mutexWorkload, rwlockWorkload, semaphoreWorkload } from './locks.js';
 import { consumeWorkload, takeWorkload } from './queue.js';
+import { sharedCountWorkload } from './shared.js';
 import { zkrWorkload } from './zkr.js';
 
 /** The client-side loop of every workload kind. */
@@ -25,4 +26,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   cache: cacheWorkload,
   zkr: zkrWorkload,
   'double-barrier': doubleBarrierWorkload,
+  'shared-count': sharedCountWorkload,
 };
