@@ -20,6 +20,7 @@ export {
   type ChaosEventBody,
   type ChaosHistory,
   type BarrierEvent,
+  type PersistentNodeEvent,
   type CounterEvent,
   type DeliveryEvent,
   type EndEvent,
