@@ -340,7 +340,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
   }
 
   /** Creates the node (or adopts or finds it) and sets {@link actualPath}. */
-  async #create(): Promise<void> {
+  async #create(madeParents = false): Promise<void> {
     const stop = this.#stop.signal;
     const sequential = this.#mode.endsWith('SEQUENTIAL');
     let p = this.#pending;
@@ -364,12 +364,12 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
         this.#pending = undefined;
         throw err;
       }
-      if (err instanceof NoNodeError && p.parent !== '/') {
+      if (err instanceof NoNodeError && p.parent !== '/' && !madeParents) {
         await this.#session.mkdirp(p.parent, { container: true, signal: stop }).catch((e: unknown) => {
           if (!(e instanceof UnimplementedError)) throw e;
           return this.#session.mkdirp(p.parent, { signal: stop }); // a server before containers
         });
-        return this.#create();
+        return this.#create(true); // once: a parent deleted again goes through the backoff
       }
       if (err instanceof NodeExistsError && !sequential) {
         // Curator adopts an existing node: our data onto it, then watched.
