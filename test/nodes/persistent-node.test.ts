@@ -255,9 +255,9 @@ test('a persistent error backs off (a few requests a second); closing the sessio
   const sent = s.counters.create - creates;
   assert.ok(errors.length >= 2, `retried: ${errors.length} errors`);
   assert.ok(sent <= 2 + 20 * seconds, `${sent} creates in ${seconds.toFixed(1)} s`);
-  const waiting = node.waitForInitialCreate();
+  const waiting = assert.rejects(node.waitForInitialCreate(), ClosedError);
   await s.close();
-  await assert.rejects(waiting, ClosedError);
+  await waiting;
   await node.close();
 });
 
