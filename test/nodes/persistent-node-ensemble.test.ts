@@ -81,6 +81,16 @@ describe('PersistentNode on an ensemble', () => {
     await node.waitForInitialCreate({ timeoutMs: 15000 });
     const old = node.actualPath as string;
     const oldSession = s.sessionId;
+    // Every state of the directory an observer sees (re-read on each child event): never two.
+    const tracking = new AbortController();
+    let most = 0;
+    const track = (async () => {
+      while (!tracking.signal.aborted) {
+        const w = await observer.getChildrenWatch(base, { signal: tracking.signal });
+        most = Math.max(most, w.result.children.length);
+        await w.changed.catch(() => undefined);
+      }
+    })().catch(() => undefined);
     // The follower lags behind the leader; the client is cut off until it declares the session
     // lost on its own clock, about when the leader expires it (before or after).
     cluster.delayLinks(follower.id, 300);
@@ -97,6 +107,9 @@ describe('PersistentNode on an ensemble', () => {
     cluster.delayLinks(follower.id, 0);
     await waitFor(async () => JSON.stringify(await children(base)) === JSON.stringify([fresh.slice(base.length + 1)]), { timeoutMs: 15000, message: 'one node, the new one' });
     assert.equal((await observer.exists(fresh))?.ephemeralOwner, s.sessionId);
+    tracking.abort();
+    await track;
+    assert.equal(most, 1, 'never two nodes at once');
     await node.close();
     assert.deepEqual(await children(base), []);
   });
