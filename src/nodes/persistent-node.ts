@@ -89,9 +89,9 @@ interface Pending {
  * Layout: Curator's: `path` itself, or with protection `<parent>/_c_<uuid>-<name>` (and the
  * sequence suffix in sequential modes); missing parents are created as containers.
  *
- * - **Lost create reply**: with protection the node is looked up by its uuid (after a `sync`)
- *   before creating again, so there is never a second one; a non-sequential path is simply
- *   created again, and the `NodeExistsError` adopts what is there.
+ * - **Lost create reply**: the node is looked up (after a `sync`) before creating again: with
+ *   protection by its uuid, so there is never a second one; at a plain non-sequential path by
+ *   its path. An unprotected sequential name cannot be found again (as in Curator).
  * - **Existing node** at a non-sequential path (someone else's, or the previous session's
  *   ephemeral still held by the leader): adopted as Curator does, our data written to it and
  *   watched; when it goes, ours is created.
