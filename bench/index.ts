@@ -15,6 +15,7 @@ import { traced, withCpu } from './traced.js';
 import { leaderFailover, queue, queueLarge } from './others.js';
 import { barrierRoundTrip, multilockCycles } from './barrier.js';
 import { sharedCountNotify } from './shared.js';
+import { persistentNodeRecreate } from './nodes.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
 import type { Result } from './metrics.js';
 import { scaleQueue } from './scale-queue.js';
@@ -47,6 +48,7 @@ const WORKLOADS: Record<string, Workload> = {
   barrier_round_trip: { run: barrierRoundTrip },
   multilock_cycle: { run: multilockCycles },
   shared_count_notify: { run: sharedCountNotify },
+  persistent_node_recreate: { run: persistentNodeRecreate },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
   zkr_startup: { run: zkrStartup },

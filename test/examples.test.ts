@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import { TestingServer, waitFor } from '../src/testing/index.js';
+import { TestingServer, waitFor, withTimeout } from '../src/testing/index.js';
 import { ZkSession } from '../src/index.js';
 import { main as mutexExample } from '../examples/mutex.js';
 import { main as semaphoreExample } from '../examples/semaphore.js';
@@ -16,6 +16,7 @@ import { main as cacheExample } from '../examples/cache.js';
 import { main as barrierExample } from '../examples/barrier.js';
 import { main as metricsServiceExample } from '../examples/metrics-service.js';
 import { main as sharedCountExample } from '../examples/shared-count.js';
+import { main as persistentNodeExample } from '../examples/persistent-node.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -279,4 +280,24 @@ test('examples/shared-count.ts: 3 processes x 10 increments at once = 30, each f
   await onlyObserverLeft();
   const watches = await server.watchesBySession();
   assert.deepEqual([...watches.values()].flat().filter((p) => p.startsWith(path)), []);
+});
+test('examples/persistent-node.ts: the instance is announced with its data, back after an operator deletes it, gone on shutdown', async () => {
+  const path = unique('services');
+  const shutdown = new AbortController();
+  let announced: (p: string) => void = () => undefined;
+  const ready = new Promise<string>((resolve) => (announced = resolve));
+  const running = persistentNodeExample(server.connectString, { path, instance: 'api-1', address: 'http://10.0.0.1:8080', onReady: announced, signal: shutdown.signal });
+  try {
+    const at = await withTimeout(ready, 20_000, 'the instance is announced');
+    assert.equal(at, `${path}/api-1`);
+    assert.deepEqual(JSON.parse((await observer.getData(at)).data.toString()), { address: 'http://10.0.0.1:8080', status: 'ready' });
+    await observer.delete(at);
+    await waitFor(async () => (await observer.exists(at)) !== null, { timeoutMs: 10_000, message: 'announced again' });
+    assert.deepEqual(JSON.parse((await observer.getData(at)).data.toString()), { address: 'http://10.0.0.1:8080', status: 'ready' });
+  } finally {
+    shutdown.abort();
+    await running;
+  }
+  assert.deepEqual((await observer.getChildren(path)).children, []);
+  await onlyObserverLeft();
 });

@@ -25,6 +25,7 @@ import {
   MultiLock,
   SharedCount,
   SharedValue,
+  PersistentNode,
   ZkSession,
 } from '../src/index.js';
 import {
@@ -128,6 +129,10 @@ const keep = <T extends { close(): Promise<void> }>(x: T): T => {
   opened.push(x);
   return x;
 };
+const started = (n: PersistentNode): PersistentNode => {
+  keep(n).start();
+  return n;
+};
 const o = <T>(options: Record<string, unknown>): T => options as T;
 
 const entries: Entry[] = [
@@ -207,6 +212,12 @@ const entries: Entry[] = [
   { name: 'cache.start', source: { type: 'CacheWaitOptions' }, call: (x) => keep(new TreeCache(s, '/c')).start(o(x)), poison: aborted },
   { name: 'cache.ready', source: { type: 'CacheWaitOptions' }, call: (x) => keep(new NodeCache(s, '/c')).ready(o(x)), poison: aborted },
   { name: 'cache.events', source: { type: 'CacheIteratorOptions' }, call: (x) => keep(new ChildrenCache(s, '/c')).events(o(x)) },
+  // Nodes.
+  { name: 'new PersistentNode', source: { type: 'PersistentNodeOptions' }, call: (x) => keep(new PersistentNode(s, '/n', o(x))) },
+  { name: 'new PersistentNode errorBackoff', source: { property: ['PersistentNodeOptions', 'errorBackoff'] }, call: (x) => keep(new PersistentNode(s, '/n', { errorBackoff: x })) },
+  { name: 'persistentNode.waitForInitialCreate', source: { type: 'PersistentNodeWaitOptions' }, call: (x) => started(new PersistentNode(s, '/n')).waitForInitialCreate(o(x)), poison: aborted },
+  { name: 'persistentNode.setData', source: { type: 'PersistentNodeWaitOptions' }, call: (x) => keep(new PersistentNode(s, '/n')).setData('d', o(x)), poison: aborted },
+  { name: 'persistentNode.close', source: { type: 'PersistentNodeWaitOptions' }, call: (x) => new PersistentNode(s, '/n').close(o(x)), poison: aborted },
   // The test kit: poisoned so that nothing starts.
   { name: 'TestingServer.start', source: { type: 'TestingServerOptions' }, call: (x) => TestingServer.start(o(x)), poison: () => ({ tickTime: 0 }) },
   { name: 'TestingCluster.start', source: { type: 'TestingClusterOptions' }, call: (x) => TestingCluster.start(3, o(x)), poison: () => ({ tickTime: 0 }) },

@@ -76,6 +76,7 @@ public final class CuratorBench {
     all.put("barrier_round_trip", CuratorOthers::barrierRoundTrip);
     all.put("multilock_cycle", CuratorOthers::multilockCycles);
     all.put("shared_count_notify", CuratorShared::sharedCountNotify);
+    all.put("persistent_node_recreate", CuratorNodes::persistentNodeRecreate);
     all.put("queue", CuratorOthers::queue);
     all.put("queue_at_least_once", CuratorOthers::queueAtLeastOnce);
     all.put("cache_load", CuratorCaches::cacheLoad);

@@ -1,2 +1,2 @@
 /** Nodes that stay there (Curator's `PersistentNode`). @module */
-export { PersistentNode, type PersistentNodeEvents, type PersistentNodeMode, type PersistentNodeOptions } from './persistent-node.js';
+export { PersistentNode, type PersistentNodeEvents, type PersistentNodeMode, type PersistentNodeOptions, type PersistentNodeWaitOptions } from './persistent-node.js';

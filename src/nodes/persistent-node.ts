@@ -4,13 +4,14 @@
  * @module
  */
 import { EventEmitter } from 'eventemitter3';
-import { randomUUID } from 'node:crypto';
 import type { ZkSession } from '../client/session.js';
-import type { CreateMode, NodeData } from '../client/types.js';
-import { validatePath } from '../client/validate.js';
-import { ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError } from '../errors.js';
-import { delay } from '../util/abort.js';
-import { linkSignals } from '../util/signals.js';
+import { watchSettled } from '../client/session.js';
+import type { NodeData, WatchEvent } from '../client/types.js';
+import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
+import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, parentOf, toBuffer, validatePath } from '../client/validate.js';
+import { ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError, UnimplementedError } from '../errors.js';
+import { delay, raceAbort } from '../util/abort.js';
+import { linkSignals, onAbort } from '../util/signals.js';
 import { protectedPrefix } from '../driver/names.js';
 
 /** Modes of a {@link PersistentNode}, as Curator's `CreateMode`s. @group Nodes */
@@ -20,35 +21,87 @@ export type PersistentNodeMode = 'PERSISTENT' | 'EPHEMERAL' | 'PERSISTENT_SEQUEN
 export interface PersistentNodeOptions {
   /** Creation mode; `EPHEMERAL` by default. */
   mode?: PersistentNodeMode;
-  /** Curator's protection: the name carries `_c_<uuid>-` so a create whose reply was lost is found again. Default false. */
+  /**
+   * Curator's protection: the name carries `_c_<uuid>-` so that a create whose reply was lost
+   * is found again instead of created twice. Default false. Without it, a sequential create
+   * whose reply was lost may leave an unowned extra node (as in Curator).
+   */
   protection?: boolean;
-  /** Initial data. */
+  /** Initial data (at most the session's data limit). Default: empty. */
   data?: NodeData;
+  /**
+   * The pause after a failed attempt (a create refused with `NoAuthError`, a parent that
+   * cannot have children, a lost connection): jittered, doubling from `baseDelayMs` up to
+   * `maxDelayMs`. Default `{ baseDelayMs: 100, maxDelayMs: 5000 }`.
+   */
+  errorBackoff?: {
+    /** The first pause, ms (an integer from 0 to 2^31-1). Default 100. */
+    baseDelayMs?: number;
+    /** The longest pause, ms (an integer from `baseDelayMs` to 2^31-1). Default 5000. */
+    maxDelayMs?: number;
+  };
 }
+
+/** Options of {@link PersistentNode.waitForInitialCreate}, {@link PersistentNode.setData} and {@link PersistentNode.close}. @group Nodes */
+export interface PersistentNodeWaitOptions {
+  /** Give up after this many ms with {@link OperationTimeoutError}. Default: no limit (close: 10000). */
+  timeoutMs?: number;
+  /** Give up when this aborts, rejecting with its reason. */
+  signal?: AbortSignal;
+}
+
+/** The keys of {@link PersistentNodeOptions}. @internal */
+export const PERSISTENT_NODE_OPTION_KEYS = optionKeys<PersistentNodeOptions>({ mode: true, protection: true, data: true, errorBackoff: true });
+/** The keys of {@link PersistentNodeWaitOptions}. @internal */
+export const PERSISTENT_NODE_WAIT_OPTION_KEYS = optionKeys<PersistentNodeWaitOptions>({ timeoutMs: true, signal: true });
 
 /** Events of a {@link PersistentNode}. @group Nodes */
 export interface PersistentNodeEvents {
-  /** The node was created (first time or again) at `path`. */
+  /** The node was created (first time or again), or an existing one adopted, at `path`. */
   created: (path: string) => void;
   /** The node was seen deleted (by someone else, or with its session); it is being re-created. */
   deleted: (path: string) => void;
-  /** A create or watch failed; the node retries with backoff. */
+  /** A create, write or watch failed; the node retries with backoff. */
   error: (error: Error) => void;
 }
 
 const MODES: ReadonlySet<string> = new Set(['PERSISTENT', 'EPHEMERAL', 'PERSISTENT_SEQUENTIAL', 'EPHEMERAL_SEQUENTIAL']);
+const DEFAULT_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
+const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+const noop = (): void => undefined;
+
+/** A create under way, kept until its outcome is known (a lost reply is looked up by it). */
+interface Pending {
+  readonly parent: string;
+  /** `_c_<uuid>-` with protection, else empty. */
+  readonly prefix: string;
+  readonly target: string;
+  /** A create of it was sent and its reply lost: it may exist. */
+  unsure: boolean;
+}
 
 /**
  * A node kept at `path` across reconnects, session loss and deletion by someone else: it is
  * watched, and re-created with the latest data given to {@link setData}. Sequential modes get a
- * new name on each re-create ({@link actualPath}). `close()` deletes it.
+ * new name on each re-create ({@link actualPath}); Curator re-uses the old name, which would put
+ * a re-created node ahead of newer siblings. `close()` deletes it.
  *
- * Layout: exactly Curator's: `path` itself, or with protection `<parent>/_c_<uuid>-<name>`
- * (and the sequence suffix in sequential modes); parents are created as needed.
+ * Layout: Curator's: `path` itself, or with protection `<parent>/_c_<uuid>-<name>` (and the
+ * sequence suffix in sequential modes); missing parents are created as containers.
  *
- * An existing node at a non-sequential path (e.g. the previous session's ephemeral still
- * visible on a lagging member) is adopted as Curator does: our data is written to it and it is
- * watched; when it goes with its session, the watch fires and ours is created.
+ * - **Lost create reply**: the node is looked up (after a `sync`) before creating again: with
+ *   protection by its uuid, so there is never a second one; at a plain non-sequential path by
+ *   its path. An unprotected sequential name cannot be found again (as in Curator).
+ * - **Existing node** at a non-sequential path (someone else's, or the previous session's
+ *   ephemeral still held by the leader): adopted as Curator does, our data written to it and
+ *   watched; when it goes, ours is created.
+ * - **New session**: an ephemeral of the previous session may still be visible (the leader has
+ *   not expired it yet, or a lagging member still shows it): it is watched until it goes, then
+ *   the node is created again, so there is one at a time, never two.
+ * - **Reconnect** (same session): the watch, re-sent by the client, reports a deletion that
+ *   happened meanwhile.
+ * - Failed attempts back off (jittered, capped); the loop ends on close, on close of the
+ *   session, or when a lost session is not renewed.
  * @group Nodes
  */
 export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
@@ -56,36 +109,47 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
   readonly #path: string;
   readonly #mode: PersistentNodeMode;
   readonly #protection: boolean;
+  readonly #backoff: Backoff;
   #data: Buffer;
+  /** The data known to be on the server node (the buffer last written or created with). */
+  #written: Buffer | undefined;
   #actual: string | undefined;
+  #pending: Pending | undefined;
   #started = false;
-  readonly #closing = new AbortController();
+  readonly #stop = new AbortController();
+  /** Aborts when the loop ended with its session (closed, or lost and not renewed). */
+  readonly #over = new AbortController();
   #loop: Promise<void> | undefined;
-  #firstCreated!: Promise<void>;
-  #resolveFirst!: () => void;
+  #closing: Promise<void> | undefined;
+  #created = false;
+  readonly #firstWaiters = new Set<() => void>();
   #wake: (() => void) | undefined;
   readonly #onSession = (): void => this.#wake?.();
 
   /** A node at `path`; call {@link start}. */
   constructor(session: ZkSession, path: string, options: PersistentNodeOptions = {}) {
     super();
-    if (session === null || typeof session !== 'object') throw new InvalidArgumentError('PersistentNode: a ZkSession is required');
+    if (session === null || typeof session !== 'object' || typeof session.create !== 'function') throw new InvalidArgumentError(`PersistentNode: a ZkSession is required, got ${describe(session)}`);
     validatePath(path);
     if (path === '/') throw new InvalidArgumentError('PersistentNode: path must not be the root');
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('PersistentNode: options must be an object');
-    for (const k of Object.keys(options)) if (!['mode', 'protection', 'data'].includes(k)) throw new InvalidArgumentError(`PersistentNode: unknown option '${k}'`);
-    const mode = options.mode ?? 'EPHEMERAL';
-    if (!MODES.has(mode)) throw new InvalidArgumentError(`PersistentNode: mode must be one of ${[...MODES].join(', ')}, got ${String(mode)}`);
-    if (options.protection !== undefined && typeof options.protection !== 'boolean') throw new InvalidArgumentError('PersistentNode: protection must be a boolean');
+    const o = checkOptions(options, 'new PersistentNode', PERSISTENT_NODE_OPTION_KEYS);
+    const mode = o.mode ?? 'EPHEMERAL';
+    if (typeof mode !== 'string' || !MODES.has(mode)) throw new InvalidArgumentError(`PersistentNode: mode must be one of ${[...MODES].join(', ')}, got ${describe(mode)}`);
+    this.#protection = checkBoolean(o.protection, 'protection', false);
+    this.#backoff = resolveBackoff(o.errorBackoff, 'errorBackoff', DEFAULT_BACKOFF);
     this.#session = session;
     this.#path = path;
     this.#mode = mode;
-    this.#protection = options.protection ?? false;
-    this.#data = toData(options.data);
-    this.#firstCreated = new Promise((resolve) => (this.#resolveFirst = resolve));
+    this.#data = this.#toData(o.data);
+    if (this.#protection) validatePath(this.#targetOf(protectedPrefix()), 'protected path');
   }
 
-  /** The node's actual path (with protection prefix and sequence), or undefined before it was created. */
+  /** The path given (with protection and sequential modes, the node's actual name differs). */
+  get path(): string {
+    return this.#path;
+  }
+
+  /** The node's actual path (with protection prefix and sequence), or undefined while it is not there (before the first create, or being re-created). */
   get actualPath(): string | undefined {
     return this.#actual;
   }
@@ -95,187 +159,314 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
     return this.#data;
   }
 
-  /** Starts keeping the node. Once only. */
+  /** Starts keeping the node. Once only; throws {@link ClosedError} after close. */
   start(): void {
-    if (this.#closing.signal.aborted) throw new ClosedError(`PersistentNode ${this.#path}: closed`);
+    if (this.#stop.signal.aborted) throw new ClosedError(`PersistentNode ${this.#path}: closed`);
     if (this.#started) throw new InvalidArgumentError(`PersistentNode ${this.#path}: already started`);
     this.#started = true;
     this.#session.on('session', this.#onSession);
     this.#loop = this.#run();
   }
 
-  /** Resolves once the node was first created; rejects on timeout (`OperationTimeoutError`), abort or close. */
-  async waitForInitialCreate(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+  /**
+   * Resolves once the node was first created (or adopted); rejects with
+   * {@link OperationTimeoutError} after `timeoutMs`, with the signal's reason on abort, with
+   * {@link ClosedError} on close.
+   */
+  async waitForInitialCreate(options: PersistentNodeWaitOptions = {}): Promise<void> {
+    const o = checkOptions(options, 'waitForInitialCreate', PERSISTENT_NODE_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
+    if (this.#stop.signal.aborted) throw this.#stop.signal.reason as Error;
+    if (this.#over.signal.aborted) throw this.#over.signal.reason as Error;
     if (!this.#started) throw new InvalidArgumentError(`PersistentNode ${this.#path}: not started`);
-    const { timeoutMs, signal } = options;
-    if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new InvalidArgumentError(`PersistentNode: timeoutMs must be a non-negative number, got ${String(timeoutMs)}`);
-    const link = linkSignals([signal, this.#closing.signal], timeoutMs);
+    if (this.#created) return;
+    const link = linkSignals([signal, this.#stop.signal, this.#over.signal], timeoutMs);
+    let done: (() => void) | undefined;
     try {
       await new Promise<void>((resolve, reject) => {
-        if (link.signal.aborted) return reject(link.signal.reason);
-        link.signal.addEventListener('abort', () => reject(link.timedOut ? new OperationTimeoutError(`PersistentNode ${this.#path}: not created within ${timeoutMs} ms`) : link.signal.reason), { once: true });
-        void this.#firstCreated.then(resolve);
+        if (link.signal.aborted) return reject(this.#reason(link, timeoutMs, 'not created'));
+        done = resolve;
+        this.#firstWaiters.add(resolve);
+        link.signal.addEventListener('abort', () => reject(this.#reason(link, timeoutMs, 'not created')), { once: true });
       });
+    } finally {
+      if (done) this.#firstWaiters.delete(done);
+      link.dispose();
+    }
+  }
+
+  /**
+   * Sets the data: written now if the node is there (retried over connection losses until the
+   * deadline), and used by every re-create; if a create is under way, the node gets it as soon
+   * as it is there. Throws {@link ClosedError} after close, {@link InvalidArgumentError} for data
+   * that is not a string or bytes or over the session's limit.
+   */
+  async setData(data: NodeData, options: PersistentNodeWaitOptions = {}): Promise<void> {
+    if (this.#stop.signal.aborted) throw new ClosedError(`PersistentNode ${this.#path}: closed`);
+    const o = checkOptions(options, 'setData', PERSISTENT_NODE_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
+    const buf = this.#toData(data);
+    this.#data = buf;
+    const link = linkSignals([signal, this.#stop.signal], timeoutMs);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const at = this.#actual;
+        // Not there (yet): the create under way or the next one carries it (see #confirm).
+        if (at === undefined || this.#written === buf || this.#data !== buf) return;
+        try {
+          await this.#session.setData(at, buf, { signal: link.signal });
+          if (this.#actual === at && this.#data === buf) this.#written = buf;
+          return;
+        } catch (err) {
+          if (link.signal.aborted) throw this.#reason(link, timeoutMs, 'data not written');
+          if (err instanceof NoNodeError) return; // gone: re-created with this data
+          if (!(err instanceof ConnectionLossError || err instanceof SessionExpiredError)) throw err;
+        }
+        await delay(backoffDelay(this.#backoff, Math.min(attempt, 20)), link.signal).catch(() => undefined);
+        if (link.signal.aborted) throw this.#reason(link, timeoutMs, 'data not written');
+      }
     } finally {
       link.dispose();
     }
   }
 
-  /** Sets the data; written now if the node exists, and used by every re-create. */
-  async setData(data: NodeData): Promise<void> {
-    if (this.#closing.signal.aborted) throw new ClosedError(`PersistentNode ${this.#path}: closed`);
-    this.#data = toData(data);
-    const at = this.#actual;
-    if (at === undefined) return;
-    try {
-      await this.#session.setData(at, this.#data, { signal: this.#closing.signal });
-    } catch (err) {
-      if (!(err instanceof NoNodeError)) throw err; // gone: the watch re-creates it with the new data
-    }
-  }
-
+  /** Keeps the node until close (or the session's end). */
   async #run(): Promise<void> {
-    const stop = this.#closing.signal;
+    const stop = this.#stop.signal;
     let attempt = 0;
-    while (!stop.aborted) {
+    while (!stop.aborted && !this.#sessionOver()) {
       try {
-        const path = this.#actual ?? (await this.#create());
-        // Watch it; a deletion (or our session's end) sends us round again.
-        const w = await this.#session.existsWatch(path, { signal: stop });
-        if (w.result === null || (this.#isEphemeral() && w.result.ephemeralOwner !== this.#session.sessionId && !this.#adopted)) {
-          w.changed.catch(() => undefined);
-          if (w.result === null) this.#lost(path);
-          else {
-            // An ephemeral of another (older) session: wait for it to go (Curator adopts it).
-            await this.#waitChange(w.changed);
-            continue;
-          }
-          continue;
-        }
-        attempt = 0;
-        const ev = await this.#waitChange(w.changed);
-        if (ev === 'deleted') this.#lost(path);
-      } catch (err) {
+        if (this.#actual === undefined) await this.#create();
         if (stop.aborted) break;
+        if (await this.#watchOnce()) attempt = 0;
+      } catch (err) {
+        if (stop.aborted || this.#sessionOver()) break;
         this.emit('error', err as Error);
-        await delay(Math.min(2000, 50 * 2 ** attempt++) * (0.5 + Math.random() / 2), stop).catch(() => undefined);
+        await this.#pause(backoffDelay(this.#backoff, Math.min(attempt++, 20)));
       }
     }
+    if (!stop.aborted) {
+      const s = this.#session.signal;
+      this.#over.abort(s.aborted ? s.reason : new ClosedError(`PersistentNode ${this.#path}: its session is closed`));
+    }
   }
 
-  #adopted = false;
+  /** Whether the session is closed, or lost for good. */
+  #sessionOver(): boolean {
+    return this.#session.closed || (this.#session.state === 'LOST' && !this.#session.renewsOnLoss);
+  }
 
-  #isEphemeral(): boolean {
-    return this.#mode.startsWith('EPHEMERAL');
+  /** A backoff pause that a new session or close cuts short. */
+  async #pause(ms: number): Promise<void> {
+    const wake = new AbortController();
+    this.#wake = () => wake.abort();
+    try {
+      await delay(ms, this.#stop.signal, wake.signal).catch(noop);
+    } finally {
+      this.#wake = undefined;
+    }
+  }
+
+  /**
+   * Watches the node once: resolves when it was deleted (then cleared for a re-create), its
+   * data changed, or a new session came (then the loop looks again). Resolves true when the node
+   * was confirmed ours (or adopted).
+   */
+  async #watchOnce(): Promise<boolean> {
+    const path = this.#actual as string;
+    const stop = this.#stop.signal;
+    // Our own controller: a watch we stop waiting on is removed, not left on the server.
+    const ctl = new AbortController();
+    const unsubscribe = onAbort(stop, (r) => ctl.abort(r));
+    let changed: Promise<WatchEvent> | undefined;
+    try {
+      const w = await this.#session.existsWatch(path, { signal: ctl.signal });
+      changed = w.changed;
+      changed.catch(noop);
+      if (w.result === null) {
+        this.#lost(path);
+        return false;
+      }
+      const ephemeral = this.#mode.startsWith('EPHEMERAL');
+      const foreign = ephemeral && w.result.ephemeralOwner !== this.#session.sessionId;
+      // Curator adopts a node at a non-sequential path: our data onto it (below), and watched.
+      // A sequential name of a previous session (still held by the leader, or still shown by a
+      // lagging member) is only watched until it goes, then ours is created: one at a time.
+      const confirmed = !foreign || !this.#mode.endsWith('SEQUENTIAL');
+      if (confirmed && this.#written !== this.#data) await this.#write(path);
+      const ev = await this.#waitChange(changed);
+      if (ev === 'NODE_DELETED') this.#lost(path);
+      return confirmed;
+    } finally {
+      unsubscribe();
+      if (changed !== undefined && !watchSettled(changed)) ctl.abort();
+    }
+  }
+
+  /** Writes the latest data to `path` (ours, or being adopted). */
+  async #write(path: string): Promise<void> {
+    const data = this.#data;
+    try {
+      await this.#session.setData(path, data, { signal: this.#stop.signal });
+      if (this.#actual === path) this.#written = data;
+    } catch (err) {
+      if (!(err instanceof NoNodeError)) throw err; // gone: the watch sends us round
+    }
   }
 
   #lost(path: string): void {
     this.#actual = undefined;
-    this.#adopted = false;
+    this.#written = undefined;
     this.emit('deleted', path);
   }
 
-  /** Waits for a watch to fire, or for a new session (then re-checks). */
-  async #waitChange(changed: Promise<{ type: string }>): Promise<string> {
-    return new Promise<string>((resolve, reject) => {
+  /** Waits for the watch to fire (its type), or for a new session or the watch's end ('session'). */
+  #waitChange(changed: Promise<{ type: string }>): Promise<string> {
+    return new Promise<string>((resolve) => {
       this.#wake = () => resolve('session');
-      changed.then((e) => resolve(e.type), (err) => (this.#closing.signal.aborted ? reject(err) : resolve('session')));
+      changed.then(
+        (e) => resolve(e.type),
+        () => resolve('session'),
+      );
     }).finally(() => (this.#wake = undefined));
   }
 
-  async #create(): Promise<string> {
+  /** The node's path for a protection prefix (or none). */
+  #targetOf(prefix: string): string {
+    if (prefix === '') return this.#path;
+    return joinPath(parentOf(this.#path), prefix + this.#path.slice(this.#path.lastIndexOf('/') + 1));
+  }
+
+  /** Creates the node (or adopts or finds it) and sets {@link actualPath}. */
+  async #create(madeParents = false): Promise<void> {
+    const stop = this.#stop.signal;
     const sequential = this.#mode.endsWith('SEQUENTIAL');
-    const slash = this.#path.lastIndexOf('/');
-    const parent = slash === 0 ? '/' : this.#path.slice(0, slash);
-    const prefix = this.#protection ? protectedPrefix(randomUUID()) : '';
-    const target = this.#protection ? `${parent === '/' ? '' : parent}/${prefix}${this.#path.slice(slash + 1)}` : this.#path;
-    const mode = this.#mode as CreateMode;
-    // Kept until the create is settled: close() looks it up if its reply was lost.
-    this.#pending = { parent, prefix, target, sequential };
-    for (;;) {
-      try {
-        const created = await this.#session.create(target, { data: this.#data, mode, signal: this.#closing.signal });
-        return this.#settle(created);
-      } catch (err) {
-        if (err instanceof NoNodeError && parent !== '/') {
-          await this.#session.mkdirp(parent, { container: true, signal: this.#closing.signal }).catch(() => this.#session.mkdirp(parent, { signal: this.#closing.signal }));
-          continue;
-        }
-        if (err instanceof NodeExistsError && !sequential) {
-          // Curator adopts an existing node: our data onto it, then watched.
-          await this.#session.setData(target, this.#data, { signal: this.#closing.signal }).catch((e: unknown) => {
-            if (!(e instanceof NoNodeError)) throw e;
-          });
-          this.#adopted = true;
-          return this.#settle(target);
-        }
-        if (err instanceof ConnectionLossError && (this.#protection || !sequential)) {
-          // Reply lost: look for our node before creating again (never two, never an orphan).
-          const found = await this.#find(parent, prefix, target, sequential);
-          if (found !== undefined) return this.#settle(found);
-          continue;
-        }
+    let p = this.#pending;
+    if (p === undefined) {
+      const prefix = this.#protection ? protectedPrefix() : '';
+      p = this.#pending = { parent: parentOf(this.#path), prefix, target: this.#targetOf(prefix), unsure: false };
+    }
+    if (p.unsure) {
+      // The last create's reply was lost: it may be there. Look, from an up-to-date view.
+      const found = await this.#find(p, stop);
+      if (found !== undefined) return this.#settle(found, undefined);
+      p.unsure = false;
+    }
+    const data = this.#data;
+    try {
+      const created = await this.#session.create(p.target, { data, mode: this.#mode, signal: stop });
+      this.#settle(created, data);
+    } catch (err) {
+      if (err === stop.reason) {
+        // Refused before it was sent: nothing to find later.
+        this.#pending = undefined;
         throw err;
       }
+      if (err instanceof NoNodeError && p.parent !== '/' && !madeParents) {
+        await this.#session.mkdirp(p.parent, { container: true, signal: stop }).catch((e: unknown) => {
+          if (!(e instanceof UnimplementedError)) throw e;
+          return this.#session.mkdirp(p.parent, { signal: stop }); // a server before containers
+        });
+        return this.#create(true); // once: a parent deleted again goes through the backoff
+      }
+      if (err instanceof NodeExistsError && !sequential) {
+        // Curator adopts an existing node: our data onto it, then watched.
+        await this.#session.setData(p.target, this.#data, { signal: stop });
+        return this.#settle(p.target, data);
+      }
+      if (err instanceof ConnectionLossError || err instanceof SessionExpiredError) {
+        // It may have been applied: looked up before the next create (and by close). An
+        // unprotected sequential name cannot be found again, as in Curator.
+        if (this.#protection || !sequential) p.unsure = true;
+        else this.#pending = undefined;
+      }
+      throw err;
     }
   }
 
-  #pending: { parent: string; prefix: string; target: string; sequential: boolean } | undefined;
-
-  async #find(parent: string, prefix: string, target: string, sequential: boolean, signal: AbortSignal = this.#closing.signal): Promise<string | undefined> {
-    await this.#session.sync(parent, { signal });
-    if (!sequential && !this.#protection) return (await this.#session.exists(target, { signal })) ? target : undefined;
-    if (!this.#protection) return undefined; // an unprotected sequential name cannot be found again (as Curator)
-    const { children } = await this.#session.getChildren(parent, { signal });
-    const name = children.find((c) => c.startsWith(prefix));
-    return name === undefined ? undefined : `${parent === '/' ? '' : parent}/${name}`;
+  /** The node of a create whose reply was lost, by its protection uuid; undefined if absent. */
+  async #find(p: Pending, signal: AbortSignal): Promise<string | undefined> {
+    await this.#session.sync(p.parent, { signal });
+    if (p.prefix === '') return (await this.#session.exists(p.target, { signal })) ? p.target : undefined;
+    const { children } = await this.#session.getChildren(p.parent, { signal });
+    const name = children.find((c) => c.startsWith(p.prefix));
+    return name === undefined ? undefined : joinPath(p.parent, name);
   }
 
-  #settle(path: string): string {
+  /** Records the node at `path` (created with `data`, or found with unknown data). */
+  #settle(path: string, data: Buffer | undefined): void {
     this.#pending = undefined;
-    if (this.#closing.signal.aborted) {
-      // Created as we closed: delete it, not an orphan.
-      void this.#session.delete(path).catch(() => undefined);
-      return path;
-    }
     this.#actual = path;
+    this.#written = data;
+    if (this.#stop.signal.aborted) return; // closed meanwhile: close deletes it
     this.emit('created', path);
-    this.#resolveFirst();
-    return path;
+    if (!this.#created) {
+      this.#created = true;
+      for (const w of this.#firstWaiters) w();
+      this.#firstWaiters.clear();
+    }
   }
 
-  /** Stops keeping the node and deletes it (also one whose create was in flight). Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closing.signal.aborted) return this.#loop?.catch(() => undefined);
-    this.#closing.abort(new ClosedError(`PersistentNode ${this.#path}: closed`));
-    this.#session.off('session', this.#onSession);
-    this.#wake?.();
-    await this.#loop?.catch(() => undefined);
-    const pending = this.#pending;
-    this.#pending = undefined;
-    if (pending !== undefined && this.#actual === undefined) {
-      // A create whose reply was lost as we closed: find it by its protected name (or exact
-      // path) and delete it, within a bound, so close leaves no orphan.
-      const found = await this.#find(pending.parent, pending.prefix, pending.target, pending.sequential, AbortSignal.timeout(10000)).catch(() => undefined);
-      if (found !== undefined) await this.#session.delete(found).catch(() => undefined);
+  /**
+   * Stops keeping the node and deletes it, also one whose create was under way (a lost reply is
+   * looked up by its protection uuid). Idempotent. An unreachable server ends it with
+   * {@link OperationTimeoutError} after `timeoutMs` (default 10000); an ephemeral then goes
+   * with its session.
+   */
+  close(options: PersistentNodeWaitOptions = {}): Promise<void> {
+    const o = checkOptions(options, 'close', PERSISTENT_NODE_WAIT_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs) ?? DEFAULT_CLOSE_TIMEOUT_MS;
+    const signal = checkSignal(o.signal);
+    if (this.#closing === undefined) {
+      this.#stop.abort(new ClosedError(`PersistentNode ${this.#path}: closed`));
+      this.#session.off('session', this.#onSession);
+      this.#wake?.();
+      this.#closing = this.#finish(timeoutMs, signal);
     }
-    const at = this.#actual;
-    this.#actual = undefined;
-    // Bounded: close never waits for a server that is gone (an ephemeral goes with its session).
-    if (at !== undefined && !this.#session.closed) await this.#session.delete(at, { signal: AbortSignal.timeout(10_000) }).catch((e: unknown) => {
-      if (!(e instanceof NoNodeError)) throw e;
-    });
+    return this.#closing;
+  }
+
+  async #finish(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+    const link = linkSignals([signal], timeoutMs);
+    try {
+      // A create in flight settles first (a sent write waits for its reply).
+      await raceAbort(this.#loop ?? Promise.resolve(), link.signal);
+      if (this.#session.closed) return; // its ephemerals went with it; nothing can be sent
+      const p = this.#pending;
+      this.#pending = undefined;
+      if (p?.unsure && this.#actual === undefined) {
+        const found = await this.#find(p, link.signal);
+        if (found !== undefined) this.#actual = found;
+      }
+      const at = this.#actual;
+      if (at !== undefined) {
+        await this.#session.delete(at, { signal: link.signal }).catch((e: unknown) => {
+          if (!(e instanceof NoNodeError)) throw e;
+        });
+      }
+      this.#actual = undefined;
+    } catch (err) {
+      if (link.signal.aborted) throw this.#reason(link, timeoutMs, 'not deleted');
+      throw err;
+    } finally {
+      link.dispose();
+    }
+  }
+
+  /** The error of a wait that ended by its link: a timeout, else the signal's reason. */
+  #reason(link: { signal: AbortSignal; timedOut: boolean }, timeoutMs: number | undefined, what: string): Error {
+    return link.timedOut ? new OperationTimeoutError(`PersistentNode ${this.#path}: ${what} within ${timeoutMs} ms`) : (link.signal.reason as Error);
+  }
+
+  #toData(data: NodeData | undefined): Buffer {
+    if (data === undefined) return Buffer.alloc(0);
+    return toBuffer(data, this.#session.dataLimit, this.#path) as Buffer;
   }
 
   /** `await using node = ...`: closes it. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
-}
-
-function toData(data: NodeData | undefined): Buffer {
-  if (data === undefined) return Buffer.alloc(0);
-  if (typeof data === 'string') return Buffer.from(data);
-  if (data instanceof Uint8Array) return Buffer.from(data);
-  throw new InvalidArgumentError(`PersistentNode: data must be a Buffer, Uint8Array or string, got ${typeof data}`);
 }

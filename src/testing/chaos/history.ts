@@ -424,11 +424,31 @@ export interface SharedSeenEvent extends EventBase {
   zxid: string;
 }
 
+/**
+ * A persistent-node client's record: its own node's `created` and `deleted` events and the
+ * start of its `closing`, each with the node's path; a `probe` (a `sync` and a listing of the
+ * workload's directory by any client: `present` lists the child names seen); a `delete` of
+ * another client's node (the workload's own fault).
+ */
+export interface PersistentNodeEvent extends EventBase {
+  /** Discriminator. */
+  type: 'pnode';
+  /** The workload's name. */
+  workload: string;
+  /** What happened. */
+  op: 'created' | 'deleted' | 'closing' | 'probe' | 'delete';
+  /** The node's path (for `probe`, the directory listed). */
+  node: string;
+  /** For `probe`: the child names listed. */
+  present?: string[];
+}
+
 /** One event of a chaos history. */
 export type ChaosEvent =
   | SharedCountEvent
   | SharedSeenEvent
   | BarrierEvent
+  | PersistentNodeEvent
   | WaitEvent
   | WaitFailEvent
   | GrantEvent
@@ -452,7 +472,7 @@ export type ChaosEvent =
 export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
 
 /** The kinds of recipe a workload exercises. */
-export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count';
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node';
 
 /** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
 export interface WorkloadSpec {

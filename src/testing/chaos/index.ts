@@ -22,6 +22,7 @@ export {
   type BarrierEvent,
   type SharedCountEvent,
   type SharedSeenEvent,
+  type PersistentNodeEvent,
   type CounterEvent,
   type DeliveryEvent,
   type EndEvent,

@@ -6,6 +6,7 @@
 import type { ChaosHistory } from '../history.js';
 import { beliefIntervals, excusedCuts, type BeliefInterval } from './beliefs.js';
 import { checkDoubleBarrier } from './barrier.js';
+import { checkPresence } from './presence.js';
 import { checkCache } from './cache.js';
 import { checkCounter } from './counter.js';
 import { checkExclusion } from './exclusion.js';
@@ -20,7 +21,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
@@ -41,6 +42,8 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector',
  * - **shared**: a shared count ends at its acknowledged compare-and-set increments (plus at
  *   most the unknown outcomes), no two acknowledged increments wrote one value, and each
  *   client saw the count rise in zxid order, agreeing with the others on every zxid;
+ * - **presence**: each persistent node, once first created and until its owner closes it, is
+ *   seen missing for no longer than a bound beyond the faults that overlap its absence;
  * - **leftovers**: no nodes, watches or sessions left, on any member; no client crashed.
  *
  * @example
@@ -84,6 +87,8 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
     } else if (spec.kind === 'shared-count') {
       violations.push(...checkSharedCount(history, spec));
       stats.increments[spec.name] = history.events.filter((e) => e.type === 'shared-count' && e.workload === spec.name && e.phase === 'ok').length;
+    } else if (spec.kind === 'persistent-node') {
+      violations.push(...checkPresence(history, spec));
     } else {
       violations.push(...(spec.kind === 'queue-at-most-once' ? checkAtMostOnce(history, spec) : checkAtLeastOnce(history, spec)));
       const mine = history.events.filter((e) => 'workload' in e && e.workload === spec.name);

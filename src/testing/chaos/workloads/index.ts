@@ -9,6 +9,7 @@ import { doubleBarrierWorkload } from './barrier.js';
 import { cacheWorkload } from './cache.js';
 import type { Workload } from './common.js';
 import { latchWorkload, selectorWorkload } from './leader.js';
+import { persistentNodeWorkload } from './persistent-node.js';
 import { mutexWorkload, rwlockWorkload, semaphoreWorkload } from './locks.js';
 import { consumeWorkload, takeWorkload } from './queue.js';
 import { sharedCountWorkload } from './shared.js';
@@ -27,4 +28,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   zkr: zkrWorkload,
   'double-barrier': doubleBarrierWorkload,
   'shared-count': sharedCountWorkload,
+  'persistent-node': persistentNodeWorkload,
 };
