@@ -78,6 +78,8 @@ export * from './cache/index.js';
 export * from './nodes/index.js';
 // Shared values and counts (Curator's SharedValue, SharedCount).
 export * from './shared/index.js';
+// Atomic numbers (Curator's DistributedAtomicLong).
+export * from './atomic/index.js';
 export * from './barrier/index.js';
 export * from './multilock/index.js';
 
