@@ -198,7 +198,7 @@ export class AtomicNumber implements AsyncDisposable {
   async get(options?: AtomicCallOptions): Promise<AtomicValue> {
     const started = performance.now();
     return this.#run('get', options, async (signal) => {
-      await this.#session.sync(this.path, { signal });
+      await this.#reading(() => this.#session.sync(this.path, { signal }), signal);
       const read = await this.#read(signal);
       const value = read?.value ?? 0n;
       return result(true, value, value, { optimisticTries: 1, promotedTries: 0, optimisticTimeMs: performance.now() - started, promotedTimeMs: 0 });
@@ -442,12 +442,31 @@ export class AtomicNumber implements AsyncDisposable {
   }
 
   async #read(signal: AbortSignal): Promise<Read> {
-    try {
-      const { data, stat } = await this.#session.getData(this.path, { signal });
-      return { value: decodeLong(data, this.path), version: stat.version };
-    } catch (err) {
-      if (err instanceof NoNodeError) return null;
-      throw err;
+    return this.#reading(async () => {
+      try {
+        const { data, stat } = await this.#session.getData(this.path, { signal });
+        return { value: decodeLong(data, this.path), version: stat.version };
+      } catch (err) {
+        if (err instanceof NoNodeError) return null;
+        throw err;
+      }
+    }, signal);
+  }
+
+  /**
+   * Runs a read, and runs it again on the next session when this one ended under it (a read
+   * applies nothing, so the call goes on, as a lock wait does); with `renewOnLoss` off,
+   * `waitConnected` rejects with the session's error.
+   */
+  async #reading<T>(read: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await read();
+      } catch (err) {
+        if (!(err instanceof SessionExpiredError) || signal.aborted) throw err;
+      }
+      await this.#session.waitConnected({ signal });
+      if (attempt > 0) await delay(backoffDelay(this.#backoff, attempt - 1), signal);
     }
   }
 
