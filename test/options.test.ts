@@ -23,6 +23,7 @@ import {
   Barrier,
   DoubleBarrier,
   MultiLock,
+  AtomicNumber,
   ZkSession,
 } from '../src/index.js';
 import {
@@ -165,6 +166,15 @@ const entries: Entry[] = [
   { name: 'doubleBarrier.enter', source: { type: 'BarrierWaitOptions' }, call: (x) => keep(new DoubleBarrier(s, '/b', { memberCount: 2 })).enter(o(x)), poison: aborted },
   { name: 'new MultiLock', source: { type: 'MultiLockOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'], o(x))) },
   { name: 'multiLock.acquire', source: { type: 'AcquireOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'])).acquire(o(x)), poison: aborted },
+  // Atomic numbers.
+  { name: 'new AtomicNumber', source: { type: 'AtomicNumberOptions' }, call: (x) => keep(new AtomicNumber(s, '/a', o(x))) },
+  { name: 'new AtomicNumber retry', source: { type: 'AtomicRetryOptions' }, call: (x) => keep(new AtomicNumber(s, '/a', { retry: x })) },
+  { name: 'new AtomicNumber promoteToLock', source: { type: 'PromoteToLockOptions' }, call: (x) => keep(new AtomicNumber(s, '/a', { promoteToLock: o({ lockPath: '/a-lock', ...x }) })) },
+  ...(['get', 'increment', 'decrement'] as const).map((m): Entry => ({ name: `atomic.${m}`, source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a'))[m](o(x)), poison: aborted })),
+  ...(['add', 'subtract', 'trySet'] as const).map((m): Entry => ({ name: `atomic.${m}`, source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a'))[m](1, o(x)), poison: aborted })),
+  { name: 'atomic.compareAndSet', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).compareAndSet(0, 1, o(x)), poison: aborted },
+  { name: 'atomic.forceSet', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).forceSet(1, o(x)), poison: aborted },
+  { name: 'atomic.initialize', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).initialize(1, o(x)), poison: aborted },
   // Leader election.
   { name: 'new LeaderLatch', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderLatch(s, '/l', o(x))) },
   { name: 'new LeaderLatch errorBackoff', source: { property: ['LeaderLatchOptions', 'errorBackoff'] }, call: (x) => keep(new LeaderLatch(s, '/l', { errorBackoff: x })) },
