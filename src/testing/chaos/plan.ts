@@ -20,6 +20,8 @@ export const DEFAULT_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   cache: 3,
   zkr: 2,
   'double-barrier': 3,
+  // Not yet in the default mix: only when asked for (--workloads atomic --clients N).
+  atomic: 0,
 };
 
 /** The CI mix (`--ci`, and the chaos run of `npm test`): 18 clients, every recipe. */
@@ -36,6 +38,7 @@ export const CI_CLIENT_COUNTS: Readonly<Record<WorkloadKind, number>> = {
   zkr: 0,
   // Not yet in the CI mix: its rounds have not been run there enough to call them stable.
   'double-barrier': 0,
+  atomic: 0,
 };
 
 /** The seed of the CI run (`--ci`, and the chaos run of `npm test`). */
@@ -78,6 +81,7 @@ const SHORT: Readonly<Record<WorkloadKind, string>> = {
   cache: 'cache',
   zkr: 'zkr',
   'double-barrier': 'dbar',
+  atomic: 'atomic',
 };
 
 /** The workloads (paths under `base`) and their clients. */
@@ -96,6 +100,7 @@ export function planWorkloads(base: string, counts: ClientCounts = DEFAULT_CLIEN
       ...((kind === 'mutex' || kind === 'rwlock') && { counterPath: `${base}/${name}-counter` }),
       ...((kind === 'mutex' || kind === 'rwlock' || kind === 'latch' || kind === 'selector') && { register: name }),
       ...(kind === 'double-barrier' && { memberCount: n }),
+      ...(kind === 'atomic' && { numberPath: `${base}/${name}-number` }),
     };
     workloads.push(spec);
     if (kind === 'cache') {

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { AtomicNumber } from '../../atomic/atomic-number.js';
 import { ZkSession } from '../../client/session.js';
 import { DistributedQueue } from '../../queue/queue.js';
 import { TestingCluster } from '../cluster.js';
@@ -14,7 +15,7 @@ import { checkHistory } from './checker/index.js';
 import type { CheckResult } from './checker/types.js';
 import { chaosNow } from './clock.js';
 import { expireSessionByTicket } from './expire.js';
-import { counterValue, ephemeralsUnder, queueItems, settleSessions, settleWatches } from './final.js';
+import { atomicValue, counterValue, ephemeralsUnder, queueItems, settleSessions, settleWatches } from './final.js';
 import { ChaosClientProcess } from './fleet.js';
 import { HistoryRecorder, type ChaosEvent, type ChaosHistory, type FaultKind, type FinalState, type WorkloadSpec } from './history.js';
 import { DEFAULT_FAULT_WEIGHTS, Nemesis } from './nemesis.js';
@@ -153,6 +154,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     for (const w of workloads) {
       await session.mkdirp(w.path);
       if (w.counterPath !== undefined) await session.create(w.counterPath, { data: '0' });
+      if (w.numberPath !== undefined) await new AtomicNumber(session, w.numberPath).initialize(0);
       if (w.kind === 'cache') {
         // The caches' root is the runner's write: its state is one the caches may report.
         const stat = await session.exists(w.path);
@@ -217,6 +219,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       for (const r of stopped) if (r.status === 'rejected') recorder.record({ type: 'note', level: 'error', message: String(r.reason) });
       const final: FinalState = { counters: {}, queueItems: {}, ephemerals: [], members: [] };
       for (const w of workloads) if (w.counterPath !== undefined) final.counters[w.name] = await counterValue(session, w.counterPath);
+      for (const w of workloads) if (w.numberPath !== undefined) (final.numbers ??= {})[w.name] = await atomicValue(session, w.numberPath);
       for (const w of queues) final.queueItems[w.name] = await queueItems(session, w);
       const watches = await settleWatches(ensemble, 10_000);
       log('chaos: closing the clients');

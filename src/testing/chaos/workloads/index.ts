@@ -5,6 +5,7 @@
  * @module
  */
 import type { WorkloadKind } from '../history.js';
+import { atomicWorkload } from './atomic.js';
 import { doubleBarrierWorkload } from './barrier.js';
 import { cacheWorkload } from './cache.js';
 import type { Workload } from './common.js';
@@ -25,4 +26,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   cache: cacheWorkload,
   zkr: zkrWorkload,
   'double-barrier': doubleBarrierWorkload,
+  atomic: atomicWorkload,
 };
