@@ -14,6 +14,7 @@ import { main as leaderExample } from '../examples/leader.js';
 import { main as queueExample } from '../examples/queue.js';
 import { main as cacheExample } from '../examples/cache.js';
 import { main as barrierExample } from '../examples/barrier.js';
+import { main as atomicExample } from '../examples/atomic.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -192,4 +193,17 @@ test('examples/barrier.ts: 3 workers held at a gate, none starts before all ente
   } finally {
     await coordinator.close();
   }
+});
+
+test('examples/atomic.ts: 3 instances x 10 orders = 30 distinct numbers 1..30; no lock node, no session left', async () => {
+  const base = unique('orders');
+  const path = `${base}/next`;
+  const lockPath = `${base}/lock`;
+  const runs = await Promise.all([1, 2, 3].map(() => atomicExample(server.connectString, { path, lockPath, orders: 10 })));
+  const all = runs.flat().sort((a, b) => (a < b ? -1 : 1));
+  assert.deepEqual(all, Array.from({ length: 30 }, (_, i) => BigInt(i + 1)));
+  for (const run of runs) assert.ok(run.every((n, i) => i === 0 || n > run[i - 1]!), 'increasing within an instance');
+  assert.equal((await observer.getData(path)).data.readBigInt64BE(0), 30n);
+  assert.deepEqual((await observer.exists(lockPath)) ? (await observer.getChildren(lockPath)).children : [], []);
+  await onlyObserverLeft();
 });
