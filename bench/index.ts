@@ -13,6 +13,7 @@ import { zkrStartup } from './cli.js';
 import { BenchContext } from './context.js';
 import { traced, withCpu } from './traced.js';
 import { leaderFailover, queue, queueLarge } from './others.js';
+import { atomicIncrement } from './atomic.js';
 import { barrierRoundTrip, multilockCycles } from './barrier.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
 import type { Result } from './metrics.js';
@@ -45,6 +46,7 @@ const WORKLOADS: Record<string, Workload> = {
   leader_failover: { run: leaderFailover },
   barrier_round_trip: { run: barrierRoundTrip },
   multilock_cycle: { run: multilockCycles },
+  atomic_increment: { run: atomicIncrement },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
   zkr_startup: { run: zkrStartup },

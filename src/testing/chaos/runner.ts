@@ -60,8 +60,8 @@ export function lockFaults(workloads: readonly WorkloadSpec[], faults: Partial<R
   const locks = workloads.flatMap((w): WaiterLock[] =>
     w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch'
       ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }]
-      : // zkr's nodes are a mutex's.
-        w.kind === 'zkr'
+      : // zkr's nodes are a mutex's, and so are those of the atomic workload's promotion lock.
+        w.kind === 'zkr' || w.kind === 'atomic'
         ? [{ path: w.path, kind: 'mutex', maxLeases: 1 }]
         : [],
   );
