@@ -6,7 +6,8 @@
  * Guides: [sessions](../docs/sessions.md),
  * [mutex](../docs/recipes/mutex.md), [semaphore](../docs/recipes/semaphore.md),
  * [read-write lock](../docs/recipes/rwlock.md), [leader election](../docs/recipes/leader.md),
- * [queue](../docs/recipes/queue.md), [caches](../docs/recipes/cache.md), [testing](../docs/testing.md).
+ * [queue](../docs/recipes/queue.md), [caches](../docs/recipes/cache.md),
+ * [atomic numbers](../docs/recipes/atomic.md), [testing](../docs/testing.md).
  *
  * Test utilities (real ZooKeeper servers, ensembles, a fault-injecting proxy, forced session
  * expiry) live in the `zk-recipes/testing` export.

@@ -312,3 +312,39 @@ test('the session expires in the middle of a call: the call goes on with the nex
   assert.equal(await valueAt(path), 42n);
   await n.close();
 });
+
+test('a call waiting for the promotion lock: its deadline, its signal and close() end it; no lock node of ours stays', async () => {
+  const base = uniquePath('promoted-abort');
+  const path = `${base}/n`;
+  const lockPath = `${base}/lock`;
+  const [s] = await fx.sessionsN(1);
+  await fx.observer.create(base);
+  await fx.observer.create(path, { data: encodeLong(0n) });
+  const holder = await new Mutex(fx.observer, lockPath).acquire({ timeoutMs: 5000 });
+  const holderName = holder.path.slice(lockPath.length + 1);
+  const busy = interleaved(s!, path, () => fx.observer.setData(path, encodeLong(3n)).then(() => undefined));
+  const n = new AtomicNumber(busy, path, { retry: { maxRetries: 0 }, promoteToLock: { lockPath } });
+  const queued = async (): Promise<void> => {
+    await waitFor(async () => (await fx.children(lockPath)).length === 2, { timeoutMs: 5000, message: 'ours queued for the lock' });
+  };
+  await assert.rejects(n.increment({ timeoutMs: 700 }), (e: Error) => e.name === 'TimeoutError');
+  await waitFor(async () => (await fx.children(lockPath)).join() === holderName, { timeoutMs: 5000, message: 'our lock node deleted after the timeout' });
+  const controller = new AbortController();
+  const reason = new Error('shutting down');
+  const aborted = n.increment({ signal: controller.signal });
+  await queued();
+  controller.abort(reason);
+  await assert.rejects(aborted, (e) => e === reason);
+  await waitFor(async () => (await fx.children(lockPath)).join() === holderName, { timeoutMs: 5000, message: 'our lock node deleted after the abort' });
+  // Its rejection is taken at once: close() rejects it before the assertion below awaits it.
+  const closing = n.increment().then(
+    () => assert.fail('resolved'),
+    (e: unknown) => e,
+  );
+  await queued();
+  await n.close();
+  assert.ok((await closing) instanceof ClosedError);
+  await waitFor(async () => (await fx.children(lockPath)).join() === holderName, { timeoutMs: 5000, message: 'our lock node deleted after close' });
+  assert.equal(await valueAt(path), 3n, 'nothing of ours applied');
+  await holder.release();
+});
