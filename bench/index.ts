@@ -13,6 +13,7 @@ import { zkrStartup } from './cli.js';
 import { BenchContext } from './context.js';
 import { traced, withCpu } from './traced.js';
 import { leaderFailover, queue, queueLarge } from './others.js';
+import { atomicIncrement } from './atomic.js';
 import { barrierRoundTrip, multilockCycles } from './barrier.js';
 import { sharedCountNotify } from './shared.js';
 import { persistentNodeRecreate } from './nodes.js';
@@ -49,6 +50,7 @@ const WORKLOADS: Record<string, Workload> = {
   multilock_cycle: { run: multilockCycles },
   shared_count_notify: { run: sharedCountNotify },
   persistent_node_recreate: { run: persistentNodeRecreate },
+  atomic_increment: { run: atomicIncrement },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
   zkr_startup: { run: zkrStartup },

@@ -6,7 +6,8 @@
  * Guides: [sessions](../docs/sessions.md),
  * [mutex](../docs/recipes/mutex.md), [semaphore](../docs/recipes/semaphore.md),
  * [read-write lock](../docs/recipes/rwlock.md), [leader election](../docs/recipes/leader.md),
- * [queue](../docs/recipes/queue.md), [caches](../docs/recipes/cache.md), [testing](../docs/testing.md).
+ * [queue](../docs/recipes/queue.md), [caches](../docs/recipes/cache.md),
+ * [atomic numbers](../docs/recipes/atomic.md), [testing](../docs/testing.md).
  *
  * Test utilities (real ZooKeeper servers, ensembles, a fault-injecting proxy, forced session
  * expiry) live in the `zk-recipes/testing` export.
@@ -78,6 +79,8 @@ export * from './cache/index.js';
 export * from './nodes/index.js';
 // Shared values and counts (Curator's SharedValue, SharedCount).
 export * from './shared/index.js';
+// Atomic numbers (Curator's DistributedAtomicLong).
+export * from './atomic/index.js';
 export * from './barrier/index.js';
 export * from './multilock/index.js';
 

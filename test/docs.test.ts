@@ -283,7 +283,7 @@ describe('README and guides', () => {
     // No guide is left with typedoc's include tag, which GitHub and npm render literally.
     for (const g of GUIDES) assert.doesNotMatch(readFileSync(g, 'utf8'), /\{@includeCode/, relative(REPO, g));
     // Every recipe guide shows a whole service instance.
-    for (const name of ['mutex', 'semaphore', 'rwlock', 'leader', 'queue']) {
+    for (const name of ['mutex', 'semaphore', 'rwlock', 'leader', 'queue', 'atomic']) {
       assert.match(readFileSync(join(REPO, 'docs', 'recipes', `${name}.md`), 'utf8'), new RegExp(`<!-- example: \\.\\./\\.\\./examples/${name}\\.ts -->`));
     }
   });

@@ -17,6 +17,7 @@ import { main as barrierExample } from '../examples/barrier.js';
 import { main as metricsServiceExample } from '../examples/metrics-service.js';
 import { main as sharedCountExample } from '../examples/shared-count.js';
 import { main as persistentNodeExample } from '../examples/persistent-node.js';
+import { main as atomicExample } from '../examples/atomic.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -299,5 +300,18 @@ test('examples/persistent-node.ts: the instance is announced with its data, back
     await running;
   }
   assert.deepEqual((await observer.getChildren(path)).children, []);
+  await onlyObserverLeft();
+});
+
+test('examples/atomic.ts: 3 instances x 10 orders = 30 distinct numbers 1..30; no lock node, no session left', async () => {
+  const base = unique('orders');
+  const path = `${base}/next`;
+  const lockPath = `${base}/lock`;
+  const runs = await Promise.all([1, 2, 3].map(() => atomicExample(server.connectString, { path, lockPath, orders: 10 })));
+  const all = runs.flat().sort((a, b) => (a < b ? -1 : 1));
+  assert.deepEqual(all, Array.from({ length: 30 }, (_, i) => BigInt(i + 1)));
+  for (const run of runs) assert.ok(run.every((n, i) => i === 0 || n > run[i - 1]!), 'increasing within an instance');
+  assert.equal((await observer.getData(path)).data.readBigInt64BE(0), 30n);
+  assert.deepEqual((await observer.exists(lockPath)) ? (await observer.getChildren(lockPath)).children : [], []);
   await onlyObserverLeft();
 });

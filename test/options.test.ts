@@ -26,6 +26,7 @@ import {
   SharedCount,
   SharedValue,
   PersistentNode,
+  AtomicNumber,
   ZkSession,
 } from '../src/index.js';
 import {
@@ -186,6 +187,15 @@ const entries: Entry[] = [
   { name: 'sharedCount.trySet', source: { parameter: ['SharedCount', 'trySet', 2] }, call: (x) => keep(new SharedCount(s, '/v', 0)).trySet(1, { value: 0, version: 0, zxid: 0n }, o(x)) },
   { name: 'sharedValue.trySet', source: { parameter: ['SharedValue', 'trySet', 2] }, call: (x) => keep(new SharedValue(s, '/v', 'seed')).trySet('x', { value: Buffer.from('seed'), version: 0, zxid: 0n }, o(x)) },
   { name: 'sharedValue.changes', source: { type: 'SharedIteratorOptions' }, call: (x) => keep(new SharedValue(s, '/v', 'seed')).changes(o(x)).return?.() },
+  // Atomic numbers.
+  { name: 'new AtomicNumber', source: { type: 'AtomicNumberOptions' }, call: (x) => keep(new AtomicNumber(s, '/a', o(x))) },
+  { name: 'new AtomicNumber retry', source: { type: 'AtomicRetryOptions' }, call: (x) => keep(new AtomicNumber(s, '/a', { retry: x })) },
+  { name: 'new AtomicNumber promoteToLock', source: { type: 'PromoteToLockOptions' }, call: (x) => keep(new AtomicNumber(s, '/a', { promoteToLock: o({ lockPath: '/a-lock', ...x }) })) },
+  ...(['get', 'increment', 'decrement'] as const).map((m): Entry => ({ name: `atomic.${m}`, source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a'))[m](o(x)), poison: aborted })),
+  ...(['add', 'subtract', 'trySet'] as const).map((m): Entry => ({ name: `atomic.${m}`, source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a'))[m](1, o(x)), poison: aborted })),
+  { name: 'atomic.compareAndSet', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).compareAndSet(0, 1, o(x)), poison: aborted },
+  { name: 'atomic.forceSet', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).forceSet(1, o(x)), poison: aborted },
+  { name: 'atomic.initialize', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).initialize(1, o(x)), poison: aborted },
   // Leader election.
   { name: 'new LeaderLatch', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderLatch(s, '/l', o(x))) },
   { name: 'new LeaderLatch errorBackoff', source: { property: ['LeaderLatchOptions', 'errorBackoff'] }, call: (x) => keep(new LeaderLatch(s, '/l', { errorBackoff: x })) },

@@ -6,6 +6,7 @@
  * @module
  */
 import type { ZkSession } from '../../client/session.js';
+import { AtomicNumber } from '../../atomic/atomic-number.js';
 import { NoNodeError } from '../../errors.js';
 import type { TestingCluster } from '../cluster.js';
 import { waitFor } from '../wait.js';
@@ -50,6 +51,13 @@ export async function counterValue(session: ZkSession, path: string): Promise<nu
 export async function sharedCountValue(session: ZkSession, path: string): Promise<number | null> {
   await session.sync(path).catch(() => undefined);
   return session.getData(path).then((d) => (d.data.length === 4 ? d.data.readInt32BE(0) : null), () => null);
+}
+
+/** An atomic number's value as a decimal string (null when it cannot be read). */
+export async function atomicValue(session: ZkSession, path: string): Promise<string | null> {
+  return new AtomicNumber(session, path)
+    .get({ timeoutMs: 15_000 })
+    .then((v) => String(v.postValue), () => null);
 }
 
 /** `mntr` zk_watch_count of every member, once all are 0 or after `timeoutMs` (the last seen). */

@@ -443,8 +443,36 @@ export interface PersistentNodeEvent extends EventBase {
   present?: string[];
 }
 
+/**
+ * An `AtomicNumber` update of the `atomic` workload: `invoke` before the call, `ok` when
+ * it resolved (acknowledged: applied once), `fail` when it rejected in a way that applied
+ * nothing (retries spent, a read failed, a deadline before the write), `info` when the outcome
+ * is unknown (`OutcomeUnknownError`: applied once or not at all).
+ */
+export interface AtomicEvent extends EventBase {
+  /** Discriminator. */
+  type: 'atomic';
+  /** Phase of the call. */
+  phase: 'invoke' | 'ok' | 'fail' | 'info';
+  /** The workload's name. */
+  workload: string;
+  /** Unique id of this call within the client. */
+  op: string;
+  /** What it adds (positive). */
+  delta: number;
+  /** For `ok`: the value it found and the one it wrote (decimal strings: bigints). */
+  pre?: string;
+  /** For `ok`: the value it wrote. */
+  post?: string;
+  /** For `ok`: whether it went through the promoted lock. */
+  promoted?: boolean;
+  /** Error, for `fail` and `info`. */
+  error?: string;
+}
+
 /** One event of a chaos history. */
 export type ChaosEvent =
+  | AtomicEvent
   | SharedCountEvent
   | SharedSeenEvent
   | BarrierEvent
@@ -472,7 +500,7 @@ export type ChaosEvent =
 export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
 
 /** The kinds of recipe a workload exercises. */
-export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node';
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node' | 'atomic';
 
 /** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
 export interface WorkloadSpec {
@@ -490,6 +518,8 @@ export interface WorkloadSpec {
   register?: string;
   /** For a double barrier: how many participants each round waits for. */
   memberCount?: number;
+  /** For the atomic workload: the `AtomicNumber`'s node (its promotion lock is `path`). */
+  numberPath?: string;
 }
 
 /** What a client of the cache workload does: write the subtree, run caches on it, or both (a workload of one client). */
@@ -550,6 +580,8 @@ export interface MemberLeftovers {
 export interface FinalState {
   /** Each counter's final value, by workload (null: could not be read). */
   counters: Record<string, number | null>;
+  /** Each atomic number's final value (a decimal string), by workload (null: could not be read); absent in histories without one. */
+  numbers?: Record<string, string | null>;
   /** Items still in each queue after the drain, by workload (payloads). */
   queueItems: Record<string, string[]>;
   /** Ephemeral nodes under the run's base path after every client closed (path and owner). */

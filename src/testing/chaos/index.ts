@@ -19,6 +19,7 @@ export {
   type ChaosEvent,
   type ChaosEventBody,
   type ChaosHistory,
+  type AtomicEvent,
   type BarrierEvent,
   type SharedCountEvent,
   type SharedSeenEvent,

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { AtomicNumber } from '../../atomic/atomic-number.js';
 import { ZkSession } from '../../client/session.js';
 import { DistributedQueue } from '../../queue/queue.js';
 import { TestingCluster } from '../cluster.js';
@@ -14,7 +15,7 @@ import { checkHistory } from './checker/index.js';
 import type { CheckResult } from './checker/types.js';
 import { chaosNow } from './clock.js';
 import { expireSessionByTicket } from './expire.js';
-import { counterValue, ephemeralsUnder, queueItems, settleSessions, settleWatches, sharedCountValue } from './final.js';
+import { atomicValue, counterValue, ephemeralsUnder, queueItems, settleSessions, settleWatches, sharedCountValue } from './final.js';
 import { sharedCountPath } from './workloads/shared.js';
 import { ChaosClientProcess } from './fleet.js';
 import { HistoryRecorder, type ChaosEvent, type ChaosHistory, type FaultKind, type FinalState, type WorkloadSpec } from './history.js';
@@ -60,8 +61,8 @@ export function lockFaults(workloads: readonly WorkloadSpec[], faults: Partial<R
   const locks = workloads.flatMap((w): WaiterLock[] =>
     w.kind === 'mutex' || w.kind === 'semaphore' || w.kind === 'rwlock' || w.kind === 'latch'
       ? [{ path: w.path, kind: w.kind, maxLeases: w.maxLeases }]
-      : // zkr's nodes are a mutex's.
-        w.kind === 'zkr'
+      : // zkr's nodes are a mutex's, and so are those of the atomic workload's promotion lock.
+        w.kind === 'zkr' || w.kind === 'atomic'
         ? [{ path: w.path, kind: 'mutex', maxLeases: 1 }]
         : [],
   );
@@ -155,6 +156,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       await session.mkdirp(w.path);
       if (w.counterPath !== undefined) await session.create(w.counterPath, { data: '0' });
       if (w.kind === 'shared-count') await session.create(sharedCountPath(w), { data: Buffer.alloc(4) });
+      if (w.numberPath !== undefined) await new AtomicNumber(session, w.numberPath).initialize(0);
       if (w.kind === 'cache') {
         // The caches' root is the runner's write: its state is one the caches may report.
         const stat = await session.exists(w.path);
@@ -220,6 +222,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
       const final: FinalState = { counters: {}, queueItems: {}, ephemerals: [], members: [] };
       for (const w of workloads) if (w.counterPath !== undefined) final.counters[w.name] = await counterValue(session, w.counterPath);
       for (const w of workloads) if (w.kind === 'shared-count') final.counters[w.name] = await sharedCountValue(session, sharedCountPath(w));
+      for (const w of workloads) if (w.numberPath !== undefined) (final.numbers ??= {})[w.name] = await atomicValue(session, w.numberPath);
       for (const w of queues) final.queueItems[w.name] = await queueItems(session, w);
       const watches = await settleWatches(ensemble, 10_000);
       log('chaos: closing the clients');

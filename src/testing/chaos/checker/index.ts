@@ -5,6 +5,7 @@
  */
 import type { ChaosHistory } from '../history.js';
 import { beliefIntervals, excusedCuts, type BeliefInterval } from './beliefs.js';
+import { checkAtomic } from './atomic.js';
 import { checkDoubleBarrier } from './barrier.js';
 import { checkPresence } from './presence.js';
 import { checkCache } from './cache.js';
@@ -21,7 +22,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'atomic', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
@@ -44,6 +45,8 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector',
  *   client saw the count rise in zxid order, agreeing with the others on every zxid;
  * - **presence**: each persistent node, once first created and until its owner closes it, is
  *   seen missing for no longer than a bound beyond the faults that overlap its absence;
+ * - **atomic**: an atomic number's final value is the sum of its acknowledged updates, plus at
+ *   most those of unknown outcome; no two acknowledged updates claim the same value;
  * - **leftovers**: no nodes, watches or sessions left, on any member; no client crashed.
  *
  * @example
@@ -89,6 +92,9 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
       stats.increments[spec.name] = history.events.filter((e) => e.type === 'shared-count' && e.workload === spec.name && e.phase === 'ok').length;
     } else if (spec.kind === 'persistent-node') {
       violations.push(...checkPresence(history, spec));
+    } else if (spec.kind === 'atomic') {
+      violations.push(...checkAtomic(history, spec));
+      stats.increments[spec.name] = history.events.filter((e) => e.type === 'atomic' && e.workload === spec.name && e.phase === 'ok').length;
     } else {
       violations.push(...(spec.kind === 'queue-at-most-once' ? checkAtMostOnce(history, spec) : checkAtLeastOnce(history, spec)));
       const mine = history.events.filter((e) => 'workload' in e && e.workload === spec.name);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { WorkloadKind } from '../history.js';
+import { atomicWorkload } from './atomic.js';
 import { doubleBarrierWorkload } from './barrier.js';
 import { cacheWorkload } from './cache.js';
 import type { Workload } from './common.js';
@@ -29,4 +30,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   'double-barrier': doubleBarrierWorkload,
   'shared-count': sharedCountWorkload,
   'persistent-node': persistentNodeWorkload,
+  atomic: atomicWorkload,
 };
