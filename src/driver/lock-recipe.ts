@@ -330,10 +330,13 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   }
 
   private async releaseHandle(handle: LockHandle, nodes: HeldNodes): Promise<boolean> {
+    // A handle ends once on the channels: released, or lost (published when it was lost, or
+    // by the handle when the release finds our node already gone).
+    const lostBefore = handle.signal.aborted;
     const deleted = await this.driver.release(nodes.paths, nodes.sessionSignal, nodes.markRelease);
     await this.state.runExclusive(() => this.held.delete(handle));
     for (const dir of this.directories()) this.reaper.touch(dir);
-    if (points.lockReleased.hasSubscribers) {
+    if (deleted && !lostBefore && points.lockReleased.hasSubscribers) {
       const { recipe, mode } = this.traceAs;
       points.lockReleased.publish({ recipe, mode, path: this.path, nodePath: handle.path, fencingToken: handle.fencingToken, sessionId: handle.sessionId, holdMs: performance.now() - handle.grantedAt });
     }

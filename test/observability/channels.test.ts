@@ -13,6 +13,7 @@ import {
   LeaderLatch,
   LockTimeoutError,
   Mutex,
+  NotHeldError,
   ReadWriteLock,
   Semaphore,
   TRACING_CHANNELS,
@@ -210,6 +211,29 @@ test('a lost lock (forced expiry): lock.lost with reason session, the signal rea
   assert.equal(lost[0]!.sessionId, id);
   const states = rec.events.filter((e) => e.channel === CHANNELS.sessionState).map((e) => e.message as { state: string; sessionId: bigint; connectString: string });
   assert.ok(states.some((s) => s.state === 'LOST' && s.sessionId === id && s.connectString === victim.connectString), JSON.stringify(states.map((s) => s.state)));
+  await m.close();
+});
+
+test('a handle ends once on the channels: a lock lost to a deleted node, then released, is lost and not released, and so is one released just after its node was deleted', async () => {
+  const path = uniquePath('obs-once');
+  const [s, other] = await fx.sessionsN(2);
+  const m = new Mutex(s!, path, { watchOwnNode: true });
+  const rec = record([], [CHANNELS.lockLost, CHANNELS.lockReleased]);
+  // Noticed by the watch on our node, then released.
+  const h1 = await m.acquire();
+  await other!.delete(h1.path);
+  await waitFor(() => h1.signal.aborted, { timeoutMs: 10_000, message: 'the handle lost' });
+  await assert.rejects(h1.release(), NotHeldError);
+  // A normal release, for contrast.
+  const h2 = await m.acquire();
+  await h2.release();
+  // Released right after the deletion: the watch or the release finds the node gone, either way one loss.
+  const h3 = await m.acquire();
+  await other!.delete(h3.path);
+  await assert.rejects(h3.release(), NotHeldError);
+  rec.stop();
+  const ends = rec.events.map((e) => `${e.channel} ${(e.message as LockLostMessage).nodePath}`);
+  assert.deepEqual(ends, [`${CHANNELS.lockLost} ${h1.path}`, `${CHANNELS.lockReleased} ${h2.path}`, `${CHANNELS.lockLost} ${h3.path}`]);
   await m.close();
 });
 
