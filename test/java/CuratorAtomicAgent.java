@@ -14,45 +14,18 @@
 //                                             lockPath if given): ok <req> <succeeded> <failed>
 //   quit                                      closes the client and exits.
 // The agent exits when its stdin closes, so it never outlives the test process.
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.atomic.PromotedToLock;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 
 public final class CuratorAtomicAgent {
-  private static final Object OUT = new Object();
   private static CuratorFramework client;
-
-  static void emit(String line) {
-    synchronized (OUT) {
-      System.out.println(line);
-      System.out.flush();
-    }
-  }
-
-  static void run(String req, Callable<String> work) {
-    Thread t = new Thread(() -> {
-      try {
-        String r = work.call();
-        emit("ok " + req + (r.isEmpty() ? "" : " " + r));
-      } catch (Exception e) {
-        emit("error " + req + " " + e.toString().replace('\n', ' '));
-      }
-    });
-    t.setDaemon(true);
-    t.start();
-  }
 
   static DistributedAtomicLong number(String path, int retries, String lockPath) {
     RetryNTimes policy = new RetryNTimes(retries, 1);
@@ -66,25 +39,16 @@ public final class CuratorAtomicAgent {
   }
 
   public static void main(String[] args) throws Exception {
-    client = CuratorFrameworkFactory.newClient(args[0], 4000, 5000, new ExponentialBackoffRetry(50, 10));
-    client.start();
-    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
-      emit("fatal could not connect to " + args[0]);
-      System.exit(2);
-    }
-    emit("ready 0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      String[] w = line.trim().split("\\s+");
+    client = AgentLoop.connect(args[0], 4000);
+    AgentLoop.serve(client, (w, line) -> {
       switch (w[0]) {
-        case "get" -> run(w[1], () -> {
+        case "get" -> AgentLoop.run(w[1], () -> {
           AtomicValue<Long> v = number(w[2], 0, null).get();
           return v.succeeded() + " " + v.postValue();
         });
-        case "add" -> run(w[1], () -> show(number(w[2], 10, null).add(Long.parseLong(w[3]))));
-        case "cas" -> run(w[1], () -> show(number(w[2], 0, null).compareAndSet(Long.parseLong(w[3]), Long.parseLong(w[4]))));
-        case "inc" -> run(w[1], () -> {
+        case "add" -> AgentLoop.run(w[1], () -> show(number(w[2], 10, null).add(Long.parseLong(w[3]))));
+        case "cas" -> AgentLoop.run(w[1], () -> show(number(w[2], 0, null).compareAndSet(Long.parseLong(w[3]), Long.parseLong(w[4]))));
+        case "inc" -> AgentLoop.run(w[1], () -> {
           int threads = Integer.parseInt(w[3]);
           int count = Integer.parseInt(w[4]);
           DistributedAtomicLong n = number(w[2], Integer.parseInt(w[5]), w.length > 6 ? w[6] : null);
@@ -108,14 +72,11 @@ public final class CuratorAtomicAgent {
           for (Thread t : all) t.join();
           return ok.get() + " " + failed.get();
         });
-        case "quit" -> {
-          client.close();
-          emit("bye");
-          System.exit(0);
+        default -> {
+          return false;
         }
-        default -> emit("error - unknown command " + line);
       }
-    }
-    System.exit(0);
+      return true;
+    }, () -> {});
   }
 }

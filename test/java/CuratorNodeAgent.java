@@ -16,94 +16,57 @@
 //   quit                                             closes the client and exits.
 // Unasked: "created <id> <path>" each time a PersistentNode's listener reports a create.
 // The agent exits when its stdin closes, so it never outlives the test process.
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 
 public final class CuratorNodeAgent {
-  private static final Object OUT = new Object();
   private static CuratorFramework client;
   private static final Map<String, PersistentNode> nodes = new ConcurrentHashMap<>();
 
-  static void emit(String line) {
-    synchronized (OUT) {
-      System.out.println(line);
-      System.out.flush();
-    }
-  }
-
-  static void run(String req, Callable<String> work) {
-    Thread t = new Thread(() -> {
-      try {
-        String r = work.call();
-        emit("ok " + req + (r.isEmpty() ? "" : " " + r));
-      } catch (Exception e) {
-        emit("error " + req + " " + e.toString().replace('\n', ' '));
-      }
-    });
-    t.setDaemon(true);
-    t.start();
-  }
-
   public static void main(String[] args) throws Exception {
-    client = CuratorFrameworkFactory.newClient(args[0], 4000, 5000, new ExponentialBackoffRetry(50, 10));
-    client.start();
-    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
-      emit("fatal could not connect to " + args[0]);
-      System.exit(2);
-    }
-    emit("ready 0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      String[] w = line.trim().split("\\s+");
+    client = AgentLoop.connect(args[0], 4000);
+    AgentLoop.serve(client, (w, line) -> {
       switch (w[0]) {
-        case "start" -> run(w[1], () -> {
+        case "start" -> AgentLoop.run(w[1], () -> {
           String id = w[2];
           PersistentNode n = new PersistentNode(client, CreateMode.valueOf(w[3]), Boolean.parseBoolean(w[4]), w[5], w[6].getBytes(StandardCharsets.UTF_8));
-          n.getListenable().addListener(path -> emit("created " + id + " " + path));
+          n.getListenable().addListener(path -> AgentLoop.emit("created " + id + " " + path));
           nodes.put(id, n);
           n.start();
           if (!n.waitForInitialCreate(20, TimeUnit.SECONDS)) throw new IllegalStateException("not created within 20 s");
           return n.getActualPath();
         });
-        case "actual" -> run(w[1], () -> {
+        case "actual" -> AgentLoop.run(w[1], () -> {
           String p = nodes.get(w[2]).getActualPath();
           return p == null ? "-" : p;
         });
-        case "setdata" -> run(w[1], () -> {
+        case "setdata" -> AgentLoop.run(w[1], () -> {
           nodes.get(w[2]).setData(w[3].getBytes(StandardCharsets.UTF_8));
           return "";
         });
-        case "close" -> run(w[1], () -> {
+        case "close" -> AgentLoop.run(w[1], () -> {
           nodes.remove(w[2]).close();
           return "";
         });
-        case "delete" -> run(w[1], () -> {
+        case "delete" -> AgentLoop.run(w[1], () -> {
           client.delete().forPath(w[2]);
           return "";
         });
-        case "protected" -> run(w[1], () -> ProtectedUtils.isProtectedZNode(w[2]) + " " + ProtectedUtils.extractProtectedId(w[2]).orElse("-"));
-        case "session" -> run(w[1], () -> "0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
-        case "quit" -> {
-          for (PersistentNode n : nodes.values()) n.close();
-          client.close();
-          emit("bye");
-          System.exit(0);
+        case "protected" -> AgentLoop.run(w[1], () -> ProtectedUtils.isProtectedZNode(w[2]) + " " + ProtectedUtils.extractProtectedId(w[2]).orElse("-"));
+        case "session" -> AgentLoop.run(w[1], () -> "0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
+        default -> {
+          return false;
         }
-        default -> emit("error - unknown command " + line);
       }
-    }
-    System.exit(0);
+      return true;
+    }, () -> {
+      for (PersistentNode n : nodes.values()) n.close();
+    });
   }
 }

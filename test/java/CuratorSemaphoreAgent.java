@@ -15,8 +15,6 @@
 //                                    "stress-done <id> <grants> <maxSeen> <violations>".
 //   quit                             closes the client and exits.
 // The agent exits when its stdin closes, so it never outlives the test process.
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -27,17 +25,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphore;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
 public final class CuratorSemaphoreAgent {
-  private static final Object OUT = new Object();
   private static CuratorFramework client;
   private static String path;
   private static int maxLeases;
@@ -45,43 +40,23 @@ public final class CuratorSemaphoreAgent {
   private static boolean mutex;
   private static final Map<String, Collection<Lease>> held = new ConcurrentHashMap<>();
 
-  static void emit(String line) {
-    synchronized (OUT) {
-      System.out.println(line);
-      System.out.flush();
-    }
-  }
-
   public static void main(String[] args) throws Exception {
-    client = CuratorFrameworkFactory.newClient(args[0], 4000, 5000, new ExponentialBackoffRetry(50, 10));
+    client = AgentLoop.connect(args[0], 4000);
     path = args[1];
     maxLeases = Integer.parseInt(args[2]);
     v1 = args[3].equals("v1");
     mutex = args[3].equals("mutex");
-    client.start();
-    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
-      emit("fatal could not connect to " + args[0]);
-      System.exit(2);
-    }
-    emit("ready 0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      String[] w = line.trim().split("\\s+");
+    AgentLoop.serve(client, (w, line) -> {
       switch (w[0]) {
-        case "acquire" -> start(() -> acquire(w[1], Long.parseLong(w[2]), Integer.parseInt(w[3])));
-        case "release" -> start(() -> release(w[1]));
-        case "stress" -> start(() -> stress(w[1], Integer.parseInt(w[2]), Integer.parseInt(w[3]), w[4], Long.parseLong(w[5])));
-        case "quit" -> {
-          client.close();
-          emit("bye");
-          System.exit(0);
+        case "acquire" -> AgentLoop.start(() -> acquire(w[1], Long.parseLong(w[2]), Integer.parseInt(w[3])));
+        case "release" -> AgentLoop.start(() -> release(w[1]));
+        case "stress" -> AgentLoop.start(() -> stress(w[1], Integer.parseInt(w[2]), Integer.parseInt(w[3]), w[4], Long.parseLong(w[5])));
+        default -> {
+          return false;
         }
-        default -> emit("error - unknown command " + line);
       }
-    }
-    // stdin closed: the test process is gone.
-    System.exit(0);
+      return true;
+    }, () -> {});
   }
 
   /** One semaphore instance of the configured class. */
@@ -117,12 +92,6 @@ public final class CuratorSemaphoreAgent {
     };
   }
 
-  private static void start(Runnable r) {
-    Thread t = new Thread(r);
-    t.setDaemon(true);
-    t.start();
-  }
-
   private static void acquire(String id, long timeoutMs, int qty) {
     if (mutex) {
       acquireMutex(id, timeoutMs);
@@ -130,18 +99,18 @@ public final class CuratorSemaphoreAgent {
     }
     try {
       Sem sem = newSem();
-      emit("waiting " + id);
+      AgentLoop.emit("waiting " + id);
       Collection<Lease> leases = sem.acquire(qty, timeoutMs);
       if (leases == null) {
-        emit("timeout " + id);
+        AgentLoop.emit("timeout " + id);
         return;
       }
       held.put(id, leases);
       StringBuilder sb = new StringBuilder("acquired " + id);
       for (Lease l : leases) sb.append(' ').append(l.getNodeName());
-      emit(sb.toString());
+      AgentLoop.emit(sb.toString());
     } catch (Exception e) {
-      emit("error " + id + " " + e);
+      AgentLoop.emit("error " + id + " " + e);
     }
   }
 
@@ -152,12 +121,12 @@ public final class CuratorSemaphoreAgent {
   private static void acquireMutex(String id, long timeoutMs) {
     try {
       InterProcessMutex m = new InterProcessMutex(client, path);
-      emit("waiting " + id);
+      AgentLoop.emit("waiting " + id);
       boolean ok = true;
       if (timeoutMs < 0) m.acquire();
       else ok = m.acquire(timeoutMs, TimeUnit.MILLISECONDS);
       if (!ok) {
-        emit("timeout " + id);
+        AgentLoop.emit("timeout " + id);
         return;
       }
       CountDownLatch releasing = new CountDownLatch(1);
@@ -182,7 +151,7 @@ public final class CuratorSemaphoreAgent {
         }
       });
       held.put(id, one);
-      emit("acquired " + id + " mutex");
+      AgentLoop.emit("acquired " + id + " mutex");
       releasing.await();
       try {
         m.release();
@@ -190,25 +159,25 @@ public final class CuratorSemaphoreAgent {
         released.countDown();
       }
     } catch (Exception e) {
-      emit("error " + id + " " + e);
+      AgentLoop.emit("error " + id + " " + e);
     }
   }
 
   private static void release(String id) {
     Collection<Lease> leases = held.remove(id);
     if (leases == null) {
-      emit("error " + id + " not held");
+      AgentLoop.emit("error " + id + " not held");
       return;
     }
     for (Lease l : leases) {
       try {
         l.close();
       } catch (Exception e) {
-        emit("error " + id + " " + e);
+        AgentLoop.emit("error " + id + " " + e);
         return;
       }
     }
-    emit("released " + id);
+    AgentLoop.emit("released " + id);
   }
 
   /** Adds `delta` to the counter at `counterPath` (compare-and-set); returns the new value. */
@@ -267,7 +236,7 @@ public final class CuratorSemaphoreAgent {
         Thread.currentThread().interrupt();
       }
     }
-    if (!failures.isEmpty()) emit("error " + id + " " + failures.get(0));
-    else emit("stress-done " + id + " " + grants.get() + " " + maxSeen.get() + " " + violations.get());
+    if (!failures.isEmpty()) AgentLoop.emit("error " + id + " " + failures.get(0));
+    else AgentLoop.emit("stress-done " + id + " " + grants.get() + " " + maxSeen.get() + " " + violations.get());
   }
 }

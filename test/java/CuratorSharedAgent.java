@@ -17,17 +17,11 @@
 //   quit                               closes the client and exits.
 // Listener lines: "changed <id> <count>" and "vchanged <id> <hex>".
 // The agent exits when its stdin closes, so it never outlives the test process.
-import java.io.BufferedReader;
 import java.io.Closeable;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.SharedCountListener;
 import org.apache.curator.framework.recipes.shared.SharedCountReader;
@@ -36,32 +30,10 @@ import org.apache.curator.framework.recipes.shared.SharedValueListener;
 import org.apache.curator.framework.recipes.shared.SharedValueReader;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorSharedAgent {
-  private static final Object OUT = new Object();
   private static CuratorFramework client;
   private static final Map<String, Closeable> recipes = new ConcurrentHashMap<>();
-
-  static void emit(String line) {
-    synchronized (OUT) {
-      System.out.println(line);
-      System.out.flush();
-    }
-  }
-
-  static void run(String req, Callable<String> work) {
-    Thread t = new Thread(() -> {
-      try {
-        String r = work.call();
-        emit("ok " + req + (r.isEmpty() ? "" : " " + r));
-      } catch (Exception e) {
-        emit("error " + req + " " + e.toString().replace('\n', ' '));
-      }
-    });
-    t.setDaemon(true);
-    t.start();
-  }
 
   static String hex(byte[] b) {
     return b.length == 0 ? "-" : HexFormat.of().formatHex(b);
@@ -72,25 +44,16 @@ public final class CuratorSharedAgent {
   }
 
   public static void main(String[] args) throws Exception {
-    client = CuratorFrameworkFactory.newClient(args[0], 10000, 5000, new ExponentialBackoffRetry(50, 10));
-    client.start();
-    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
-      emit("fatal could not connect to " + args[0]);
-      System.exit(2);
-    }
-    emit("ready 0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      String[] w = line.trim().split("\\s+");
+    client = AgentLoop.connect(args[0], 10000);
+    AgentLoop.serve(client, (w, line) -> {
       switch (w[0]) {
-        case "count" -> run(w[1], () -> {
+        case "count" -> AgentLoop.run(w[1], () -> {
           String id = w[2];
           SharedCount c = new SharedCount(client, w[3], Integer.parseInt(w[4]));
           c.addListener(new SharedCountListener() {
             @Override
             public void countHasChanged(SharedCountReader reader, int n) {
-              emit("changed " + id + " " + n);
+              AgentLoop.emit("changed " + id + " " + n);
             }
 
             @Override
@@ -100,13 +63,13 @@ public final class CuratorSharedAgent {
           recipes.put(id, c);
           return "";
         });
-        case "value" -> run(w[1], () -> {
+        case "value" -> AgentLoop.run(w[1], () -> {
           String id = w[2];
           SharedValue v = new SharedValue(client, w[3], bytes(w[4]));
           v.getListenable().addListener(new SharedValueListener() {
             @Override
             public void valueHasChanged(SharedValueReader reader, byte[] b) {
-              emit("vchanged " + id + " " + hex(b));
+              AgentLoop.emit("vchanged " + id + " " + hex(b));
             }
 
             @Override
@@ -116,7 +79,7 @@ public final class CuratorSharedAgent {
           recipes.put(id, v);
           return "";
         });
-        case "get" -> run(w[1], () -> {
+        case "get" -> AgentLoop.run(w[1], () -> {
           Closeable r = recipes.get(w[2]);
           if (r instanceof SharedCount c) {
             VersionedValue<Integer> vv = c.getVersionedValue();
@@ -125,15 +88,15 @@ public final class CuratorSharedAgent {
           VersionedValue<byte[]> vv = ((SharedValue) r).getVersionedValue();
           return hex(vv.getValue()) + " " + vv.getVersion();
         });
-        case "setcount" -> run(w[1], () -> {
+        case "setcount" -> AgentLoop.run(w[1], () -> {
           ((SharedCount) recipes.get(w[2])).setCount(Integer.parseInt(w[3]));
           return "";
         });
-        case "setvalue" -> run(w[1], () -> {
+        case "setvalue" -> AgentLoop.run(w[1], () -> {
           ((SharedValue) recipes.get(w[2])).setValue(bytes(w[3]));
           return "";
         });
-        case "incr" -> run(w[1], () -> {
+        case "incr" -> AgentLoop.run(w[1], () -> {
           SharedCount c = (SharedCount) recipes.get(w[2]);
           int n = Integer.parseInt(w[3]);
           int wins = 0;
@@ -145,19 +108,16 @@ public final class CuratorSharedAgent {
           }
           return wins + " " + refusals;
         });
-        case "close" -> run(w[1], () -> {
+        case "close" -> AgentLoop.run(w[1], () -> {
           Closeable r = recipes.remove(w[2]);
           if (r != null) r.close();
           return "";
         });
-        case "quit" -> {
-          client.close();
-          emit("bye");
-          System.exit(0);
+        default -> {
+          return false;
         }
-        default -> emit("error - unknown command " + line);
       }
-    }
-    System.exit(0);
+      return true;
+    }, () -> {});
   }
 }

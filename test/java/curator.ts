@@ -83,7 +83,8 @@ export function compileAgent(className = 'CuratorSemaphoreAgent'): { dir: string
   const source = agentSource(className);
   const dir = mkdtempSync(join(tmpdir(), 'zk-recipes-curator-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const r = spawnSync(installation.javac, ['-nowarn', '-d', dir, '-cp', installation.classpath, source], { encoding: 'utf8', timeout: 120_000 });
+  // Every agent runs on the shared loop of AgentLoop.java.
+  const r = spawnSync(installation.javac, ['-nowarn', '-d', dir, '-cp', installation.classpath, source, agentSource('AgentLoop')], { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`javac ${source} failed (exit ${r.status ?? r.signal}): ${r.stderr}${r.stdout}`);
   const entry = { dir, installation };
   compiled.set(className, entry);
