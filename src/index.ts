@@ -80,6 +80,8 @@ export * from './nodes/index.js';
 export * from './shared/index.js';
 export * from './barrier/index.js';
 export * from './multilock/index.js';
+// Group membership (Curator's GroupMember).
+export * from './group/index.js';
 
 // Observability: the diagnostics channels and what they publish.
 export * from './observability/index.js';
