@@ -23,6 +23,7 @@ import {
   Barrier,
   DoubleBarrier,
   MultiLock,
+  GroupMember,
   ZkSession,
 } from '../src/index.js';
 import {
@@ -165,6 +166,9 @@ const entries: Entry[] = [
   { name: 'doubleBarrier.enter', source: { type: 'BarrierWaitOptions' }, call: (x) => keep(new DoubleBarrier(s, '/b', { memberCount: 2 })).enter(o(x)), poison: aborted },
   { name: 'new MultiLock', source: { type: 'MultiLockOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'], o(x))) },
   { name: 'multiLock.acquire', source: { type: 'AcquireOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'])).acquire(o(x)), poison: aborted },
+  // Group membership.
+  { name: 'groupMember.start', source: { type: 'GroupStartOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a')).start(o(x)), poison: aborted },
+  { name: 'groupMember.views', source: { type: 'GroupViewsOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a')).views(o(x)) },
   // Leader election.
   { name: 'new LeaderLatch', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderLatch(s, '/l', o(x))) },
   { name: 'new LeaderLatch errorBackoff', source: { property: ['LeaderLatchOptions', 'errorBackoff'] }, call: (x) => keep(new LeaderLatch(s, '/l', { errorBackoff: x })) },
