@@ -6,7 +6,7 @@
  * Guides: [sessions](../docs/sessions.md),
  * [mutex](../docs/recipes/mutex.md), [semaphore](../docs/recipes/semaphore.md),
  * [read-write lock](../docs/recipes/rwlock.md), [leader election](../docs/recipes/leader.md),
- * [queue](../docs/recipes/queue.md), [caches](../docs/recipes/cache.md), [testing](../docs/testing.md).
+ * [queue](../docs/recipes/queue.md), [caches](../docs/recipes/cache.md), [group membership](../docs/recipes/group.md), [testing](../docs/testing.md).
  *
  * Test utilities (real ZooKeeper servers, ensembles, a fault-injecting proxy, forced session
  * expiry) live in the `zk-recipes/testing` export.

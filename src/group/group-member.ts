@@ -88,8 +88,7 @@ export interface GroupMemberEvents {
  *
  * @example
  * ```ts
- * import { GroupMember, type ZkSession } from 'zk-recipes';
- * declare const session: ZkSession;
+ * import { GroupMember } from 'zk-recipes';
  *
  * await using member = new GroupMember(session, '/services/api', 'host-1', 'http://10.0.0.1:8080');
  * member.on('joined', (id, payload) => console.log(`${id} joined at ${payload.toString()}`));
@@ -256,6 +255,10 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
         this.#streams.delete(push);
         buffer.length = 0;
         done = true;
+        // A next() still waiting (return() called from elsewhere, e.g. on shutdown) ends too.
+        const w = waiting;
+        waiting = undefined;
+        w?.({ value: undefined, done: true });
         return Promise.resolve({ value: undefined, done: true });
       },
       [Symbol.asyncIterator]: () => iterator,

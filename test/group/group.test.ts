@@ -105,6 +105,12 @@ describe('GroupMember', () => {
     for (let i = 0; i < 2; i++) seen.push(ids(((await live.next()).value as GroupView) ?? new Map()));
     assert.deepEqual(seen[0], ['a']);
     assert.deepEqual(seen[1], ['a', 'b']);
+    // return() from elsewhere (a shutdown) ends a next() that is waiting.
+    const pending = a.views();
+    await pending.next();
+    const waiting = pending.next();
+    await pending.return?.();
+    assert.deepEqual(await withTimeout(waiting, 1000, 'the waiting next() ends'), { value: undefined, done: true });
     await b.close();
     await a.close();
     assert.deepEqual(await it.next(), { value: undefined, done: true }, 'iterators end at close');
