@@ -14,6 +14,7 @@ import { BenchContext } from './context.js';
 import { traced, withCpu } from './traced.js';
 import { leaderFailover, queue, queueLarge } from './others.js';
 import { barrierRoundTrip, multilockCycles } from './barrier.js';
+import { groupJoinVisible } from './group.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
 import type { Result } from './metrics.js';
 import { scaleQueue } from './scale-queue.js';
@@ -45,6 +46,7 @@ const WORKLOADS: Record<string, Workload> = {
   leader_failover: { run: leaderFailover },
   barrier_round_trip: { run: barrierRoundTrip },
   multilock_cycle: { run: multilockCycles },
+  group_join_visible: { run: groupJoinVisible },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
   zkr_startup: { run: zkrStartup },

@@ -72,6 +72,7 @@ public final class CuratorBench {
     all.put("leader_failover", CuratorOthers::leaderFailover);
     all.put("barrier_round_trip", CuratorOthers::barrierRoundTrip);
     all.put("multilock_cycle", CuratorOthers::multilockCycles);
+    all.put("group_join_visible", CuratorGroup::groupJoinVisible);
     all.put("queue", CuratorOthers::queue);
     all.put("queue_at_least_once", CuratorOthers::queueAtLeastOnce);
     all.put("cache_load", CuratorCaches::cacheLoad);
