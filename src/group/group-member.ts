@@ -9,7 +9,9 @@ import type { NodeData } from '../client/types.js';
 import { checkInt, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, toBuffer, validatePath } from '../client/validate.js';
 import { ChildrenCache } from '../cache/children-cache.js';
 import type { CachedNode } from '../cache/types.js';
-import { ClosedError, IllegalStateError, InvalidArgumentError, OperationTimeoutError } from '../errors.js';
+import { BadVersionError, ClosedError, IllegalStateError, InvalidArgumentError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { backoffDelay, type Backoff } from '../client/retry.js';
+import { delay } from '../util/abort.js';
 import { PersistentNode } from '../nodes/persistent-node.js';
 import { callListeners } from '../util/listeners.js';
 import { linkSignals } from '../util/signals.js';
@@ -35,6 +37,9 @@ export interface GroupViewsOptions {
 export const GROUP_START_OPTION_KEYS = optionKeys<GroupStartOptions>({ timeoutMs: true, signal: true });
 /** The keys of {@link GroupViewsOptions}. @internal */
 export const GROUP_VIEWS_OPTION_KEYS = optionKeys<GroupViewsOptions>({ bufferSize: true });
+
+/** Backoff of the delete retried by `close()` when the first one failed. */
+const SWEEP_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
 
 /** A view of the group: member id to payload. @group Recipes */
 export type GroupView = ReadonlyMap<string, Buffer>;
@@ -267,8 +272,10 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
   }
 
   /**
-   * Leaves the group: closes the cache (its watch removed) and deletes our node (bounded: a
-   * server that cannot be reached lets the node go with the session). Iterators end. Idempotent.
+   * Leaves the group: closes the cache (its watch removed) and deletes our node. When the delete
+   * cannot reach the server (a partition), it is retried with backoff until it succeeds or our
+   * session ends (taking the node with it), so `close()` may take up to the session timeout and
+   * a reconnect; once it resolves, no view will show us again. Iterators end. Idempotent.
    */
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
@@ -281,15 +288,47 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
   }
 
   async #shutdown(): Promise<void> {
+    const started = this.#state !== 'LATENT';
+    const hadNode = this.#node.actualPath !== undefined;
+    // Captured now: the sweep below is for this session only (a lost one takes our node with it).
+    const sessionSignal = this.#session.signal;
+    const sessionId = this.#session.sessionId;
     this.#state = 'CLOSED';
     this.#closer.abort(new ClosedError(`group member ${this.memberId} of ${this.membershipPath} closed`, { path: this.membershipPath }));
-    const errors = await Promise.allSettled([this.#cache.close(), this.#node.close()]);
+    const [cacheClosed, nodeClosed] = await Promise.allSettled([this.#cache.close(), this.#node.close()]);
+    // The node's delete failed (a partition), or a create may have been under way: make sure.
+    if (nodeClosed.status === 'rejected') {
+      const why = nodeClosed.reason instanceof Error ? nodeClosed.reason.message : String(nodeClosed.reason);
+      this.#emit('error', new IllegalStateError(`group member ${this.memberId} of ${this.membershipPath}: the delete of our node failed (${why}); retried until it is gone or the session ends`, { path: this.membershipPath, cause: nodeClosed.reason }));
+    }
+    if (started && (nodeClosed.status === 'rejected' || !hadNode)) await this.#sweep(sessionId, sessionSignal);
     this.#cache.removeAllListeners();
     this.#node.removeAllListeners();
     for (const push of [...this.#streams]) push(undefined);
     this.#streams.clear();
-    const failed = errors.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) this.#emit('error', failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason)));
+    if (cacheClosed.status === 'rejected') this.#emit('error', cacheClosed.reason instanceof Error ? cacheClosed.reason : new Error(String(cacheClosed.reason)));
+  }
+
+  /**
+   * Deletes our node if our session still owns it, retrying with backoff until it is gone or
+   * the session is (its ephemerals go with it). Sound after a lost reply or a create held in a
+   * partition: a session's requests are applied in order, so the read comes after the create.
+   */
+  async #sweep(sessionId: bigint, signal: AbortSignal): Promise<void> {
+    const ours = joinPath(this.membershipPath, this.memberId);
+    for (let attempt = 0; !signal.aborted && !this.#session.closed && sessionId !== 0n; attempt++) {
+      try {
+        await this.#session.sync(ours, { signal });
+        const stat = await this.#session.exists(ours, { signal });
+        if (stat === null || stat.ephemeralOwner !== sessionId) return;
+        await this.#session.delete(ours, { version: stat.version, signal });
+        return;
+      } catch (err) {
+        if (err instanceof NoNodeError) return;
+        if (!(err instanceof BadVersionError)) this.#emit('error', err instanceof Error ? err : new Error(String(err)));
+        await delay(backoffDelay(SWEEP_BACKOFF, attempt), signal).catch(() => undefined);
+      }
+    }
   }
 
   #listen(): void {

@@ -113,7 +113,11 @@ describe('GroupMember', () => {
     assert.deepEqual(await withTimeout(waiting, 1000, 'the waiting next() ends'), { value: undefined, done: true });
     await b.close();
     await a.close();
-    assert.deepEqual(await it.next(), { value: undefined, done: true }, 'iterators end at close');
+    // Iterators end at close, after what they hold (b's leave may still be buffered in `it`).
+    const rest: GroupView[] = [];
+    for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value);
+    assert.ok(rest.length <= 1, 'a one-slot iterator holds at most one view');
+    for (const v of rest) assert.deepEqual(ids(v), ['a']);
     assert.equal((await a.views().next()).done, true);
   });
 
@@ -202,6 +206,33 @@ describe('GroupMember', () => {
     await waitFor(() => victim.synced, { timeoutMs: 15_000, message: 'the victim synced again' });
     await viewIs(victim, ['a', 'victim']);
     assert.equal((await fx.observer.exists(`${path}/victim`))?.ephemeralOwner, victimSession.sessionId);
+  });
+
+  test('a close during a partition returns once our node is deleted, after the heal (the session lives on)', async () => {
+    const path = uniquePath('group-close-cut');
+    const [other] = await fx.sessionsApart(1);
+    const proxy = await fx.proxy();
+    const victimSession = await fx.pool.connect(`127.0.0.1:${proxy.port}`, { sessionTimeoutMs: 6000 });
+    await using a = new GroupMember(other!, path, 'a');
+    const victim = new GroupMember(victimSession, path, 'victim');
+    await a.start({ timeoutMs: 10_000 });
+    await victim.start({ timeoutMs: 10_000 });
+    await viewIs(a, ['a', 'victim']);
+    const first = victimSession.sessionId;
+    proxy.blackhole();
+    let closed = false;
+    const closing = victim.close().then(() => (closed = true));
+    // Its delete cannot arrive: close waits (the session notices the silence: SUSPENDED).
+    await waitFor(() => victimSession.state === 'SUSPENDED', { timeoutMs: 10_000, message: 'the victim is SUSPENDED' });
+    assert.equal(closed, false, 'close waits: our node is still there');
+    assert.deepEqual(await fx.children(path), ['a', 'victim']);
+    assert.deepEqual(ids(a.currentMembers()), ['a', 'victim'], 'the others still see it: its session lives');
+    proxy.pass();
+    await withTimeout(closing, 15_000, 'close ends after the heal');
+    assert.equal(victimSession.sessionId, first, 'the same session: had close given up, its node would have stayed');
+    assert.deepEqual(await fx.children(path), ['a']);
+    await viewIs(a, ['a']);
+    await noWatches(victimSession, path);
   });
 
   test('a start that times out, is aborted or closed leaves nothing in ZooKeeper', async () => {
