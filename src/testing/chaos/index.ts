@@ -20,6 +20,8 @@ export {
   type ChaosEventBody,
   type ChaosHistory,
   type BarrierEvent,
+  type GroupOpEvent,
+  type GroupViewEvent,
   type CounterEvent,
   type DeliveryEvent,
   type EndEvent,

@@ -8,6 +8,7 @@ import { beliefIntervals, excusedCuts, type BeliefInterval } from './beliefs.js'
 import { checkDoubleBarrier } from './barrier.js';
 import { checkCache } from './cache.js';
 import { checkCounter } from './counter.js';
+import { checkGroup } from './group.js';
 import { checkExclusion } from './exclusion.js';
 import { checkLeftovers } from './leftovers.js';
 import { checkAtLeastOnce, checkAtMostOnce } from './queue.js';
@@ -19,7 +20,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'group', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
@@ -37,6 +38,8 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector',
  *   never produced; every cache SYNCED at the end and equal to a fresh read of the server;
  * - **barrier**: no double-barrier participant returned from `enter` before `memberCount`
  *   participants had started entering its round;
+ * - **group**: after faults heal, every live group member's view holds every live member within
+ *   two session timeouts and 10 s, and none holds a member that had closed for good past that;
  * - **leftovers**: no nodes, watches or sessions left, on any member; no client crashed.
  *
  * @example
@@ -77,6 +80,8 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
       stats.cache[spec.name] = { writes: writes.filter((e) => e.type === 'cache-write' && e.phase === 'ok').length, unknownWrites: writes.filter((e) => e.type === 'cache-write' && e.phase === 'info').length, caches };
     } else if (spec.kind === 'double-barrier') {
       violations.push(...checkDoubleBarrier(history, spec));
+    } else if (spec.kind === 'group') {
+      violations.push(...checkGroup(history, spec));
     } else {
       violations.push(...(spec.kind === 'queue-at-most-once' ? checkAtMostOnce(history, spec) : checkAtLeastOnce(history, spec)));
       const mine = history.events.filter((e) => 'workload' in e && e.workload === spec.name);

@@ -7,6 +7,7 @@
 import type { WorkloadKind } from '../history.js';
 import { doubleBarrierWorkload } from './barrier.js';
 import { cacheWorkload } from './cache.js';
+import { groupWorkload } from './group.js';
 import type { Workload } from './common.js';
 import { latchWorkload, selectorWorkload } from './leader.js';
 import { mutexWorkload, rwlockWorkload, semaphoreWorkload } from './locks.js';
@@ -25,4 +26,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   cache: cacheWorkload,
   zkr: zkrWorkload,
   'double-barrier': doubleBarrierWorkload,
+  group: groupWorkload,
 };
