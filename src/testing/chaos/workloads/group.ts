@@ -1,9 +1,9 @@
 /**
  * The group workload: each client is a {@link GroupMember} of one group, again and again: it
  * joins with a new member id (never used again), stays 2-8 s, leaves (closes), and joins again,
- * recording its starts, closes and every view it has. Once the nemesis is done (the drain) it
- * keeps its member, and at the stop it waits a settle bound before leaving, so that the checker
- * can judge every view after the last heal.
+ * recording its starts, closes and every view it has. Once the nemesis is done (the drain) the
+ * member it has (or the next it starts) stays, and at the stop it waits a settle bound past the
+ * drain before leaving, so that the checker can judge every view after the last heal.
  *
  * @internal
  * @module
@@ -24,14 +24,18 @@ export async function groupWorkload(ctx: WorkloadContext): Promise<void> {
   let drainedAt: number | undefined;
   ctx.drain.addEventListener('abort', () => (drainedAt = chaosNow()), { once: true });
   let lastStart = 0;
-  for (let n = 0; !ctx.stop.aborted; n++) {
+  // After the drain, the next member joined stays to the end (a few tries, should one fail).
+  let lastTries = 3;
+  for (let n = 0; lastTries > 0; n++) {
+    const last = ctx.drain.aborted;
+    if (last) lastTries--;
     const id = `${ctx.name}-g${n}`;
     const member = new GroupMember(ctx.session, ctx.spec.path, id, id);
     member.on('members', (view) => void ctx.recorder.record({ type: 'group-view', workload, member: id, members: [...view.keys()].sort(), synced: member.synced }));
     ctx.recorder.record({ type: 'group', phase: 'invoke', workload, op: 'start', member: id });
     let joined = false;
     try {
-      await member.start({ timeoutMs: settleMs, signal: ctx.stop });
+      await member.start({ timeoutMs: settleMs, ...(!last && { signal: ctx.stop }) });
       ctx.recorder.record({ type: 'group', phase: 'ok', workload, op: 'start', member: id });
       joined = true;
       lastStart = chaosNow();
@@ -46,12 +50,13 @@ export async function groupWorkload(ctx: WorkloadContext): Promise<void> {
         await untilAborted(ctx.stop);
         await pause(Math.max(drainedAt ?? 0, lastStart) + settleMs + 1000 - chaosNow());
         ctx.recorder.record({ type: 'group-view', workload, member: id, members: [...member.currentMembers().keys()].sort(), synced: member.synced, final: true });
+        lastTries = 0;
       }
     }
     ctx.recorder.record({ type: 'group', phase: 'invoke', workload, op: 'close', member: id });
     await member.close();
     ctx.recorder.record({ type: 'group', phase: 'ok', workload, op: 'close', member: id });
-    if (!ctx.stop.aborted) await pause(ctx.random.int(100, 1000), ctx.stop);
+    if (lastTries > 0) await pause(ctx.random.int(100, 1000));
   }
 }
 
