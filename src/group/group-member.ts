@@ -162,8 +162,8 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
 
   /**
    * Joins the group and loads the view: resolves once our node exists and the view holds it as
-   * read from the server. Throws at once `ClosedError` after `close()` (or on a closed session),
-   * `IllegalStateError` if already started, `InvalidArgumentError` for bad options. Rejects with
+   * read from the server. Rejects at once with `ClosedError` after `close()` (or on a closed
+   * session), `IllegalStateError` if already started, `InvalidArgumentError` for bad options; with
    * `OperationTimeoutError` after `timeoutMs`, the signal's reason when it aborts, or the error
    * that stopped the cache: the member is then closed, its node deleted and its watch removed.
    */
@@ -338,7 +338,8 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
     this.#cache.on('changed', changed);
     this.#cache.on('stale', () => this.#emit('stale'));
     this.#cache.on('resynced', () => {
-      this.#schedule();
+      // The view first, so that a `synced` listener reads the re-read view.
+      if (this.#state === 'STARTED') this.#publish();
       this.#emit('synced');
     });
     this.#cache.on('initialized', () => this.#emit('synced'));

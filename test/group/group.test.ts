@@ -208,6 +208,34 @@ describe('GroupMember', () => {
     assert.equal((await fx.observer.exists(`${path}/victim`))?.ephemeralOwner, victimSession.sessionId);
   });
 
+  test('the view after a reconnect (same session): what changed meanwhile is read again', async () => {
+    const path = uniquePath('group-reconnect');
+    const sessions = await fx.sessionsApart(2);
+    const proxy = await fx.proxy();
+    const observerSession = await fx.pool.connect(`127.0.0.1:${proxy.port}`, { sessionTimeoutMs: 8000 });
+    await using observer = new GroupMember(observerSession, path, 'observer');
+    const leaver = new GroupMember(sessions[0]!, path, 'leaver');
+    await observer.start({ timeoutMs: 10_000 });
+    await leaver.start({ timeoutMs: 10_000 });
+    await viewIs(observer, ['leaver', 'observer']);
+    const first = observerSession.sessionId;
+    const stale = new Promise<void>((resolve) => observer.once('stale', resolve));
+    proxy.blackhole();
+    // While the observer is cut off (its session lives): one leaves, one joins.
+    await leaver.close();
+    await using joiner = new GroupMember(sessions[1]!, path, 'joiner');
+    await joiner.start({ timeoutMs: 10_000 });
+    await withTimeout(stale, 10_000, 'the observer goes stale');
+    assert.deepEqual(ids(observer.currentMembers()), ['leaver', 'observer'], 'kept as it was while cut off');
+    // Read inside the listener: the view is brought up to date before `synced`.
+    const synced = new Promise<string[]>((resolve) => observer.once('synced', () => resolve(ids(observer.currentMembers()))));
+    proxy.pass();
+    assert.deepEqual(await withTimeout(synced, 10_000, 'the observer is re-read'), ['joiner', 'observer'], 'the view when synced fires');
+    assert.equal(observerSession.sessionId, first, 'the same session: a reconnect, not a new session');
+    assert.deepEqual(ids(observer.currentMembers()), ['joiner', 'observer'], 'once synced, the view is the server\'s');
+    assert.equal(observer.synced, true);
+  });
+
   test('a close during a partition returns once our node is deleted, after the heal (the session lives on)', async () => {
     const path = uniquePath('group-close-cut');
     const [other] = await fx.sessionsApart(1);
