@@ -17,6 +17,7 @@ import { atomicIncrement } from './atomic.js';
 import { barrierRoundTrip, multilockCycles } from './barrier.js';
 import { sharedCountNotify } from './shared.js';
 import { persistentNodeRecreate } from './nodes.js';
+import { groupJoinVisible } from './group.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
 import type { Result } from './metrics.js';
 import { scaleQueue } from './scale-queue.js';
@@ -51,6 +52,7 @@ const WORKLOADS: Record<string, Workload> = {
   shared_count_notify: { run: sharedCountNotify },
   persistent_node_recreate: { run: persistentNodeRecreate },
   atomic_increment: { run: atomicIncrement },
+  group_join_visible: { run: groupJoinVisible },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
   zkr_startup: { run: zkrStartup },

@@ -7,7 +7,7 @@
  * [mutex](../docs/recipes/mutex.md), [semaphore](../docs/recipes/semaphore.md),
  * [read-write lock](../docs/recipes/rwlock.md), [leader election](../docs/recipes/leader.md),
  * [queue](../docs/recipes/queue.md), [caches](../docs/recipes/cache.md),
- * [atomic numbers](../docs/recipes/atomic.md), [testing](../docs/testing.md).
+ * [atomic numbers](../docs/recipes/atomic.md), [group membership](../docs/recipes/group.md), [testing](../docs/testing.md).
  *
  * Test utilities (real ZooKeeper servers, ensembles, a fault-injecting proxy, forced session
  * expiry) live in the `zk-recipes/testing` export.
@@ -83,6 +83,8 @@ export * from './shared/index.js';
 export * from './atomic/index.js';
 export * from './barrier/index.js';
 export * from './multilock/index.js';
+// Group membership (Curator's GroupMember).
+export * from './group/index.js';
 
 // Observability: the diagnostics channels and what they publish.
 export * from './observability/index.js';

@@ -18,6 +18,7 @@ import { main as metricsServiceExample } from '../examples/metrics-service.js';
 import { main as sharedCountExample } from '../examples/shared-count.js';
 import { main as persistentNodeExample } from '../examples/persistent-node.js';
 import { main as atomicExample } from '../examples/atomic.js';
+import { main as groupExample } from '../examples/group-member.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -287,6 +288,32 @@ test('examples/shared-count.ts: 3 processes x 10 increments at once = 30, each s
   const watches = await server.watchesBySession();
   assert.deepEqual([...watches.values()].flat().filter((p) => p.startsWith(path)), []);
 });
+
+test('examples/group-member.ts: 3 instances see each other with their addresses; one stops and the others see it leave; nothing left', async () => {
+  const path = unique('group');
+  const views = new Map<string, ReadonlyMap<string, string>>();
+  const stops = new Map<string, AbortController>();
+  const ids = ['api-1', 'api-2', 'api-3'];
+  const runs = ids.map((id) => {
+    const stop = new AbortController();
+    stops.set(id, stop);
+    return groupExample(server.connectString, id, { path, address: `http://${id}:8080`, signal: stop.signal, onView: (view) => views.set(id, view) });
+  });
+  const sees = (id: string, expected: string[]): boolean => JSON.stringify([...(views.get(id)?.keys() ?? [])].sort()) === JSON.stringify(expected);
+  await waitFor(() => ids.every((id) => sees(id, ids)), { timeoutMs: 15_000, message: 'every instance sees the three' });
+  assert.equal(views.get('api-1')?.get('api-3'), 'http://api-3:8080');
+  stops.get('api-2')?.abort();
+  const last = (await runs[1]) ?? new Map();
+  assert.deepEqual([...last.keys()].sort(), ids, 'the stopped instance returns its last view');
+  await waitFor(() => sees('api-1', ['api-1', 'api-3']) && sees('api-3', ['api-1', 'api-3']), { timeoutMs: 15_000, message: 'the others see api-2 leave' });
+  for (const stop of stops.values()) stop.abort();
+  await Promise.all(runs);
+  assert.deepEqual((await observer.getChildren(path).catch(() => ({ children: [] }))).children, [], 'every member node is gone');
+  await onlyObserverLeft();
+  const watches = await server.watchesBySession();
+  assert.deepEqual([...watches.values()].flat().filter((p) => p.startsWith(path)), []);
+});
+
 test('examples/persistent-node.ts: the instance is announced with its data, back after an operator deletes it, gone on shutdown', async () => {
   const path = unique('services');
   const shutdown = new AbortController();

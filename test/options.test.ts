@@ -27,6 +27,7 @@ import {
   SharedValue,
   PersistentNode,
   AtomicNumber,
+  GroupMember,
   ZkSession,
 } from '../src/index.js';
 import {
@@ -196,6 +197,9 @@ const entries: Entry[] = [
   { name: 'atomic.compareAndSet', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).compareAndSet(0, 1, o(x)), poison: aborted },
   { name: 'atomic.forceSet', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).forceSet(1, o(x)), poison: aborted },
   { name: 'atomic.initialize', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).initialize(1, o(x)), poison: aborted },
+  // Group membership.
+  { name: 'groupMember.start', source: { type: 'GroupStartOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a')).start(o(x)), poison: aborted },
+  { name: 'groupMember.views', source: { type: 'GroupViewsOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a')).views(o(x)) },
   // Leader election.
   { name: 'new LeaderLatch', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderLatch(s, '/l', o(x))) },
   { name: 'new LeaderLatch errorBackoff', source: { property: ['LeaderLatchOptions', 'errorBackoff'] }, call: (x) => keep(new LeaderLatch(s, '/l', { errorBackoff: x })) },

@@ -78,6 +78,7 @@ public final class CuratorBench {
     all.put("shared_count_notify", CuratorShared::sharedCountNotify);
     all.put("persistent_node_recreate", CuratorNodes::persistentNodeRecreate);
     all.put("atomic_increment", CuratorAtomic::atomicIncrement);
+    all.put("group_join_visible", CuratorGroup::groupJoinVisible);
     all.put("queue", CuratorOthers::queue);
     all.put("queue_at_least_once", CuratorOthers::queueAtLeastOnce);
     all.put("cache_load", CuratorCaches::cacheLoad);

@@ -470,8 +470,46 @@ export interface AtomicEvent extends EventBase {
   error?: string;
 }
 
+/**
+ * A group member's `start` or `close` (the `group` workload): `invoke` before the call, `ok`
+ * when it returned, `fail` when it rejected. Each member id is used once: a member that closed
+ * has left for good.
+ */
+export interface GroupOpEvent extends EventBase {
+  /** Discriminator. */
+  type: 'group';
+  /** Phase of the call. */
+  phase: 'invoke' | 'ok' | 'fail';
+  /** The workload's name. */
+  workload: string;
+  /** Which call. */
+  op: 'start' | 'close';
+  /** The member's id. */
+  member: string;
+  /** Error, for `fail`. */
+  error?: string;
+}
+
+/** A group member's view changed (its `members` event), or its last view before it closed (`final`). */
+export interface GroupViewEvent extends EventBase {
+  /** Discriminator. */
+  type: 'group-view';
+  /** The workload's name. */
+  workload: string;
+  /** The member whose view this is. */
+  member: string;
+  /** The ids in its view, sorted. */
+  members: string[];
+  /** Whether its view followed the server then. */
+  synced: boolean;
+  /** Recorded just before its close, at the end of the run. */
+  final?: boolean;
+}
+
 /** One event of a chaos history. */
 export type ChaosEvent =
+  | GroupOpEvent
+  | GroupViewEvent
   | AtomicEvent
   | SharedCountEvent
   | SharedSeenEvent
@@ -500,7 +538,7 @@ export type ChaosEvent =
 export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
 
 /** The kinds of recipe a workload exercises. */
-export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node' | 'atomic';
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node' | 'atomic' | 'group';
 
 /** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
 export interface WorkloadSpec {

@@ -24,6 +24,8 @@ export {
   type SharedCountEvent,
   type SharedSeenEvent,
   type PersistentNodeEvent,
+  type GroupOpEvent,
+  type GroupViewEvent,
   type CounterEvent,
   type DeliveryEvent,
   type EndEvent,

@@ -10,6 +10,7 @@ import { checkDoubleBarrier } from './barrier.js';
 import { checkPresence } from './presence.js';
 import { checkCache } from './cache.js';
 import { checkCounter } from './counter.js';
+import { checkGroup } from './group.js';
 import { checkExclusion } from './exclusion.js';
 import { checkLeftovers } from './leftovers.js';
 import { checkAtLeastOnce, checkAtMostOnce } from './queue.js';
@@ -22,7 +23,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'atomic', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'atomic', 'group', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
@@ -47,6 +48,8 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector',
  *   seen missing for no longer than a bound beyond the faults that overlap its absence;
  * - **atomic**: an atomic number's final value is the sum of its acknowledged updates, plus at
  *   most those of unknown outcome; no two acknowledged updates claim the same value;
+ * - **group**: after faults heal, every live group member's view holds every live member within
+ *   two session timeouts and 10 s, and none holds a member that had closed for good past that;
  * - **leftovers**: no nodes, watches or sessions left, on any member; no client crashed.
  *
  * @example
@@ -87,6 +90,8 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
       stats.cache[spec.name] = { writes: writes.filter((e) => e.type === 'cache-write' && e.phase === 'ok').length, unknownWrites: writes.filter((e) => e.type === 'cache-write' && e.phase === 'info').length, caches };
     } else if (spec.kind === 'double-barrier') {
       violations.push(...checkDoubleBarrier(history, spec));
+    } else if (spec.kind === 'group') {
+      violations.push(...checkGroup(history, spec));
     } else if (spec.kind === 'shared-count') {
       violations.push(...checkSharedCount(history, spec));
       stats.increments[spec.name] = history.events.filter((e) => e.type === 'shared-count' && e.workload === spec.name && e.phase === 'ok').length;

@@ -8,6 +8,7 @@ import type { WorkloadKind } from '../history.js';
 import { atomicWorkload } from './atomic.js';
 import { doubleBarrierWorkload } from './barrier.js';
 import { cacheWorkload } from './cache.js';
+import { groupWorkload } from './group.js';
 import type { Workload } from './common.js';
 import { latchWorkload, selectorWorkload } from './leader.js';
 import { persistentNodeWorkload } from './persistent-node.js';
@@ -31,4 +32,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   'shared-count': sharedCountWorkload,
   'persistent-node': persistentNodeWorkload,
   atomic: atomicWorkload,
+  group: groupWorkload,
 };
