@@ -7,6 +7,7 @@ import type { ZkSession } from '../client/session.js';
 import { checkOptions, parentOf, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { checkOpen, linkWait, waitError, type BarrierWaitOptions } from './common.js';
+import { raceAbort } from '../util/abort.js';
 
 /** Options of a {@link Barrier} (none yet; an object is accepted for symmetry). @group Recipes */
 export type BarrierOptions = Record<string, never>;
@@ -62,7 +63,8 @@ export class Barrier {
     const { signal } = checkOptions(options, 'set', ['signal']);
     for (;;) {
       try {
-        await this.session.create(this.path, { mode: 'PERSISTENT', signal });
+        // Set and remove are idempotent: one given up after it was sent may be sent again.
+        await raceAbort(this.session.create(this.path, { mode: 'PERSISTENT', signal }), signal);
         return;
       } catch (err) {
         if (err instanceof NodeExistsError) return;
@@ -78,7 +80,7 @@ export class Barrier {
     checkOpen(this.closedFlag, this.session, 'barrier', this.path);
     const { signal } = checkOptions(options, 'remove', ['signal']);
     try {
-      await this.session.delete(this.path, { signal });
+      await raceAbort(this.session.delete(this.path, { signal }), signal);
     } catch (err) {
       if (!(err instanceof NoNodeError)) throw err;
     }

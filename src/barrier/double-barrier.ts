@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ZkSession } from '../client/session.js';
 import { checkOptions, describe, joinPath, optionKeys, validatePath } from '../client/validate.js';
 import { ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, NodeExistsError, NoNodeError, NotEmptyError } from '../errors.js';
-import { Background } from '../util/abort.js';
+import { Background, raceAbort } from '../util/abort.js';
 import { checkOpen, linkWait, waitError, type BarrierWaitOptions } from './common.js';
 
 /** Options of a {@link DoubleBarrier}. @group Recipes */
@@ -114,17 +114,19 @@ export class DoubleBarrier {
     const watch = new AbortController();
     const unlink = (): void => watch.abort(link.signal.reason);
     link.signal.addEventListener('abort', unlink, { once: true });
-    let created = false;
+    let creating = false;
     try {
       const ready = await this.session.existsWatch(this.readyPath, { signal: watch.signal });
       ready.changed.catch(() => undefined);
-      created = await this.createMember(ours, link.signal);
+      creating = true;
+      await this.createMember(ours, link.signal);
       if (ready.result === null) await this.awaitReady(name, ready.changed, link.signal);
       this.current = 'entered';
     } catch (err) {
       this.current = 'idle';
       this.ourName = undefined;
-      if (created) this.dropMember(ours);
+      // Also when the create's reply had not come: it may have been applied.
+      if (creating) this.dropMember(ours);
       throw waitError(err, link, 'double barrier enter', this.path);
     } finally {
       link.signal.removeEventListener('abort', unlink);
@@ -209,11 +211,13 @@ export class DoubleBarrier {
    * Creates our ephemeral member node (the directory as a container when missing, as Curator's
    * creatingParentContainersIfNeeded). A lost reply is settled by reading the node's owner.
    */
-  private async createMember(ours: string, signal: AbortSignal): Promise<boolean> {
+  private async createMember(ours: string, signal: AbortSignal): Promise<void> {
     for (;;) {
       try {
-        await this.session.create(ours, { mode: 'EPHEMERAL', signal });
-        return true;
+        // A create sent into a dead connection is not waited for past the caller's deadline:
+        // enter's failure path deletes the node (a later request of the same session).
+        await raceAbort(this.session.create(ours, { mode: 'EPHEMERAL', signal }), signal);
+        return;
       } catch (err) {
         if (err instanceof NoNodeError) {
           await this.session.mkdirp(this.path, { container: true, signal });
@@ -222,7 +226,7 @@ export class DoubleBarrier {
         if (err instanceof ConnectionLossError || err instanceof NodeExistsError) {
           await this.session.sync(ours, { signal });
           const stat = await this.session.exists(ours, { signal });
-          if (stat && stat.ephemeralOwner === this.session.sessionId) return true;
+          if (stat && stat.ephemeralOwner === this.session.sessionId) return;
           if (stat) throw new IllegalStateError(`member node ${ours} exists and is not ours (a uuid collision?)`, { path: ours });
           continue;
         }
@@ -265,7 +269,8 @@ export class DoubleBarrier {
 
   private async deleteMember(ours: string, signal: AbortSignal): Promise<void> {
     try {
-      await this.session.delete(ours, { signal });
+      // Not waited for past the deadline: leave's failure path deletes it in the background.
+      await raceAbort(this.session.delete(ours, { signal }), signal);
     } catch (err) {
       if (!(err instanceof NoNodeError)) throw err;
     }

@@ -14,7 +14,7 @@ import {
   UnimplementedError,
   ZooKeeperError,
 } from '../errors.js';
-import { deferred, delay } from '../util/abort.js';
+import { deferred, delay, raceAbort } from '../util/abort.js';
 import { onAbort } from '../util/signals.js';
 import { multiSize, requestSize, watchSize, type SizedRequest } from './encoding.js';
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
@@ -676,11 +676,15 @@ export class ZkSession extends SessionLifecycle {
       const arm: Arm = (g, tables, fn) => {
         remove = g.attach(kind, path, tables, fn, listener);
       };
-      const result = await this.retrying((ledger) => read(arm, { signal, ledger }), signal, 'read');
-      if (signal?.aborted) aborted(signal.reason);
-      // Not once it fired (the notification can come with the reply): nothing would unsubscribe.
-      else if (signal && !settled) unsubscribe = onAbort(signal, aborted);
-      return { result, changed: changed.promise };
+      // The read is not abandoned once sent (its reply says whether the watch is set), but the
+      // caller is not kept past its signal: a late reply arms the watch and removes it at once.
+      const reply = this.retrying((ledger) => read(arm, { signal, ledger }), signal, 'read').then((result) => {
+        if (signal?.aborted) aborted(signal.reason);
+        // Not once it fired (the notification can come with the reply): nothing would unsubscribe.
+        else if (signal && !settled) unsubscribe = onAbort(signal, aborted);
+        return { result, changed: changed.promise };
+      });
+      return raceAbort(reply, signal);
     });
   }
 

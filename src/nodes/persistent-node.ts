@@ -216,7 +216,8 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
         // Not there (yet): the create under way or the next one carries it (see #confirm).
         if (at === undefined || this.#written === buf || this.#data !== buf) return;
         try {
-          await this.#session.setData(at, buf, { signal: link.signal });
+          // Not waited for past the deadline (every re-create writes the latest data anyway).
+          await raceAbort(this.#session.setData(at, buf, { signal: link.signal }), link.signal);
           if (this.#actual === at && this.#data === buf) this.#written = buf;
           return;
         } catch (err) {
@@ -442,7 +443,9 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
       }
       const at = this.#actual;
       if (at !== undefined) {
-        await this.#session.delete(at, { signal: link.signal }).catch((e: unknown) => {
+        // A delete sent into a dead connection waits for its reply until the session says it is
+        // lost; close() gives up at its own deadline (an ephemeral goes with its session).
+        await raceAbort(this.#session.delete(at, { signal: link.signal }), link.signal).catch((e: unknown) => {
           if (!(e instanceof NoNodeError)) throw e;
         });
       }

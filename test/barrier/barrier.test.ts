@@ -87,6 +87,33 @@ describe('Barrier', () => {
 });
 
 describe('DoubleBarrier', () => {
+  test('under a blackhole every call keeps its deadline: set and remove given up by their signal, enter by its timeout with its watch read unanswered; no node, no watch left after the heal', async () => {
+    const path = uniquePath('dbar-blackhole');
+    const proxy = await fx.proxy();
+    // A long session timeout: the session would notice the dead connection only after about 6.7 s.
+    const s = await fx.pool.connect(`127.0.0.1:${proxy.port}`, { sessionTimeoutMs: 10_000 });
+    await s.mkdirp(path);
+    const barrier = new Barrier(s, `${path}-gate`);
+    const member = new DoubleBarrier(s, path, { memberCount: 2 });
+    proxy.blackhole();
+    const started = performance.now();
+    for (const call of [(signal: AbortSignal) => barrier.set({ signal }), (signal: AbortSignal) => barrier.remove({ signal })]) {
+      await assert.rejects(call(AbortSignal.timeout(300)), (err: Error) => err.name === 'TimeoutError');
+    }
+    await assert.rejects(member.enter({ timeoutMs: 300 }), OperationTimeoutError);
+    assert.ok(performance.now() - started < 4000, `the three calls took ${Math.round(performance.now() - started)} ms`);
+    assert.equal(member.state, 'idle');
+    proxy.pass();
+    // The member node the unanswered create may have made is deleted behind it.
+    await waitFor(async () => (await fx.children(path)).length === 0, { timeoutMs: 15_000, message: 'no member node left' });
+    // The ready watch whose read was answered after enter gave up is removed once armed.
+    await waitFor(() => s.activeWatchCount === 0, { timeoutMs: 15_000, message: 'no watch left in the client' });
+    await fx.waitNoWatches(s, path);
+    await barrier.remove();
+    assert.equal(await fx.observer.exists(`${path}-gate`), null);
+    await member.close();
+  });
+
   test('enter() returns once memberCount entered, leave() once all left; nothing is left', async () => {
     const path = uniquePath('double');
     const sessions = await fx.sessionsApart(3);

@@ -199,6 +199,23 @@ test('a blackhole: the first create waits (timeout is typed), then it is there; 
   assert.deepEqual(await fx.children(base), []);
 });
 
+test('close under a blackhole keeps its deadline (a delete sent into the dead connection is not waited for), and the ephemeral goes with its session', async () => {
+  const base = uniquePath('pn-close-bh');
+  const { s, proxy } = await viaProxy(10_000);
+  const node = new PersistentNode(s, `${base}/m`, { data: 'c' });
+  node.on('error', () => undefined);
+  node.start();
+  await node.waitForInitialCreate({ timeoutMs: 10_000 });
+  proxy.blackhole();
+  const started = performance.now();
+  await assert.rejects(node.close({ timeoutMs: 500 }), OperationTimeoutError);
+  // The session would notice the dead connection after about 2/3 of its 10 s timeout.
+  assert.ok(performance.now() - started < 3000, `close took ${Math.round(performance.now() - started)} ms`);
+  proxy.pass();
+  await s.close();
+  await waitFor(async () => (await fx.children(base)).length === 0, { timeoutMs: 15_000, message: 'the ephemeral gone with its session' });
+});
+
 test('setData during a create in flight reaches the node; setData before start is used by the first create', async () => {
   const base = uniquePath('pn-data');
   const { s, proxy } = await viaProxy();
