@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ZkSession } from '../../src/client/index.js';
 import { ConnectionLossError, InvalidArgumentError } from '../../src/errors.js';
-import { freePort, TestingServer, withTimeout } from '../../src/testing/index.js';
+import { freePort, TestingServer, waitFor, withTimeout } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
@@ -154,5 +154,29 @@ describe('aborted signals and values the platform rejects', () => {
     assert.throws(() => new ZkSession(fx.server.connectString, { renewOnLoss: 'false' as unknown as boolean }), InvalidArgumentError);
     assert.throws(() => new ZkSession(fx.server.connectString, { maxPacketBytes: 10 }), InvalidArgumentError);
     await assert.rejects(ZkSession.connect(fx.server.connectString, { connectTimeoutMs: 2 ** 31 }), InvalidArgumentError);
+  });
+});
+
+describe('watch reads given up', () => {
+  test('a watch read sent into a blackhole rejects at its signal; its late reply arms the watch and removes it (none left in the client or on the server)', async () => {
+    const path = uniquePath('watch-given-up');
+    await fx.observer.mkdirp(path);
+    const proxy = await fx.proxy();
+    const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 10_000 });
+    proxy.blackhole();
+    const started = performance.now();
+    for (const read of [
+      (signal: AbortSignal) => s.existsWatch(`${path}/x`, { signal }),
+      (signal: AbortSignal) => s.getDataWatch(path, { signal }),
+      (signal: AbortSignal) => s.getChildrenWatch(path, { signal }),
+    ]) {
+      await assert.rejects(read(AbortSignal.timeout(200)), (err: Error) => err.name === 'TimeoutError');
+    }
+    // The session would notice the dead connection after about 6.7 s; the reads did not wait for it.
+    assert.ok(performance.now() - started < 3000, `the reads took ${Math.round(performance.now() - started)} ms`);
+    proxy.pass();
+    await s.sync(path, { signal: AbortSignal.timeout(15_000) });
+    await waitFor(() => s.activeWatchCount === 0, { timeoutMs: 15_000, message: 'no watch left in the client' });
+    await fx.waitNoWatches(s, path);
   });
 });
