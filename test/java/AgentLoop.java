@@ -44,14 +44,17 @@ public final class AgentLoop {
 
   /** Runs `work` on a thread of its own: "ok <req> [result]" or "error <req> <message>". */
   public static void run(String req, Callable<String> work) {
-    start(() -> {
-      try {
-        String r = work.call();
-        emit("ok " + req + (r.isEmpty() ? "" : " " + r));
-      } catch (Exception e) {
-        emit("error " + req + " " + describe(e));
-      }
-    });
+    start(() -> reply(req, work));
+  }
+
+  /** Runs `work` now (commands answered in order): "ok <req> [result]" or "error <req> <message>". */
+  public static void reply(String req, Callable<String> work) {
+    try {
+      String r = work.call();
+      emit("ok " + req + (r.isEmpty() ? "" : " " + r));
+    } catch (Exception e) {
+      emit("error " + req + " " + describe(e));
+    }
   }
 
   /** Runs `r` on a daemon thread. */

@@ -10,26 +10,15 @@
 //   leave <req> <id>                                 close()
 //   quit                                             closes the client and exits.
 // Payloads travel as hex ("-" for empty). The agent exits when its stdin closes.
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.nodes.GroupMember;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorGroupAgent {
   private static final Map<String, GroupMember> members = new ConcurrentHashMap<>();
-
-  static synchronized void emit(String line) {
-    System.out.println(line);
-    System.out.flush();
-  }
 
   static byte[] bytes(String hex) {
     return hex.equals("-") ? new byte[0] : HexFormat.of().parseHex(hex);
@@ -40,52 +29,36 @@ public final class CuratorGroupAgent {
   }
 
   public static void main(String[] args) throws Exception {
-    CuratorFramework client = CuratorFrameworkFactory.newClient(args[0], 4000, 5000, new ExponentialBackoffRetry(50, 10));
-    client.start();
-    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
-      emit("fatal could not connect to " + args[0]);
-      System.exit(2);
-    }
-    emit("ready 0x" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      String[] w = line.trim().split("\\s+");
-      String req = w.length > 1 ? w[1] : "-";
-      try {
-        switch (w[0]) {
-          case "join" -> {
-            GroupMember m = new GroupMember(client, w[3], w[4], bytes(w[5]));
-            members.put(w[2], m);
-            m.start();
-            emit("ok " + req);
+    CuratorFramework client = AgentLoop.connect(args[0], 4000);
+    AgentLoop.serve(client, (w, line) -> {
+      switch (w[0]) {
+        case "join" -> AgentLoop.reply(w[1], () -> {
+          GroupMember m = new GroupMember(client, w[3], w[4], bytes(w[5]));
+          members.put(w[2], m);
+          m.start();
+          return "";
+        });
+        case "members" -> AgentLoop.reply(w[1], () -> {
+          StringBuilder sb = new StringBuilder();
+          for (Map.Entry<String, byte[]> e : new TreeMap<>(members.get(w[2]).getCurrentMembers()).entrySet()) {
+            if (sb.length() > 0) sb.append(' ');
+            sb.append(e.getKey()).append('=').append(hex(e.getValue()));
           }
-          case "members" -> {
-            StringBuilder sb = new StringBuilder();
-            for (Map.Entry<String, byte[]> e : new TreeMap<>(members.get(w[2]).getCurrentMembers()).entrySet()) {
-              sb.append(' ').append(e.getKey()).append('=').append(hex(e.getValue()));
-            }
-            emit("ok " + req + sb);
-          }
-          case "set" -> {
-            members.get(w[2]).setThisData(bytes(w[3]));
-            emit("ok " + req);
-          }
-          case "leave" -> {
-            members.remove(w[2]).close();
-            emit("ok " + req);
-          }
-          case "quit" -> {
-            client.close();
-            emit("bye");
-            System.exit(0);
-          }
-          default -> emit("error " + req + " unknown command " + line);
+          return sb.toString();
+        });
+        case "set" -> AgentLoop.reply(w[1], () -> {
+          members.get(w[2]).setThisData(bytes(w[3]));
+          return "";
+        });
+        case "leave" -> AgentLoop.reply(w[1], () -> {
+          members.remove(w[2]).close();
+          return "";
+        });
+        default -> {
+          return false;
         }
-      } catch (Exception e) {
-        emit("error " + req + " " + e.toString().replace('\n', ' '));
       }
-    }
-    System.exit(0);
+      return true;
+    }, () -> {});
   }
 }
