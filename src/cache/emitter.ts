@@ -81,6 +81,10 @@ export class CacheEmitter extends EventEmitter<CacheEvents> {
         this.#streams.delete(push);
         buffer.length = 0;
         done = true;
+        // A next() still waiting (return() called from elsewhere, e.g. on shutdown) ends too.
+        const w = waiting;
+        waiting = undefined;
+        w?.({ value: undefined, done: true });
         return Promise.resolve({ value: undefined, done: true });
       },
       [Symbol.asyncIterator]: () => iterator,

@@ -167,6 +167,10 @@ export class PersistentWatch extends EventEmitter<PersistentWatchEvents> impleme
         this.#queues.delete(push);
         buffer.length = 0;
         end ??= { reason: new ClosedError('iteration ended', { path: this.path }) };
+        // A next() still waiting (return() called from elsewhere) ends too.
+        const w = waiting;
+        waiting = failing = undefined;
+        w?.({ value: undefined, done: true });
         return Promise.resolve({ value: undefined, done: true });
       },
     };

@@ -275,6 +275,11 @@ export function cacheSuite(mode: SuiteMode): void {
       const loaded = await drain(early, (items) => items.some((i) => i.type === 'initialized'));
       assert.deepEqual(loaded.map((i) => (i.type === 'added' ? i.node.path : i.type)).sort(), [root, `${root}/a`, `${root}/b`, 'initialized'].sort());
       assert.equal(loaded.at(-1)?.type, 'initialized');
+      // return() from elsewhere ends a next() that is waiting.
+      const idle = cache.events();
+      const waitingNext = idle.next();
+      await idle.return?.();
+      assert.deepEqual(await withTimeout(waitingNext, 5000, 'the waiting next() to end'), { value: undefined, done: true });
       const withSnapshot = cache.events({ snapshot: true });
       const first = await withTimeout(withSnapshot.next(), 5000, 'the first item');
       assert.equal(first.done, false);

@@ -263,6 +263,11 @@ describe('persistent watches', () => {
     // Three buffered, the fourth overflowed them into a RESET, the fifth came after it.
     assert.deepEqual((await it.next()).value, { type: 'RESET', path: p });
     assert.deepEqual((await it.next()).value, { type: 'NODE_DATA_CHANGED', path: p });
+    // return() from elsewhere ends a next() that is waiting.
+    const other = watch[Symbol.asyncIterator]();
+    const waitingNext = other.next();
+    await other.return?.();
+    assert.deepEqual(await withTimeout(waitingNext, 5000, 'the waiting next() to end'), { value: undefined, done: true });
     await watch.close();
     assert.deepEqual(await it.next(), { value: undefined, done: true });
     await fx.observer.deleteRecursive(p);
