@@ -65,7 +65,7 @@ export function resolveBackoff(value: unknown, what: string, defaults: Backoff, 
 }
 
 /**
- * The delay before retry number `attempt` (0-based): "full jitter" between half and all of
+ * The delay before retry number `attempt` (0-based): "equal jitter", between half and all of
  * `min(maxDelayMs, baseDelayMs * 2^attempt)`, so retrying clients do not move in lockstep.
  * Throws {@link InvalidArgumentError} for a policy without numeric delays or a negative or
  * fractional `attempt`.
