@@ -19,6 +19,7 @@ import { main as sharedCountExample } from '../examples/shared-count.js';
 import { main as persistentNodeExample } from '../examples/persistent-node.js';
 import { main as atomicExample } from '../examples/atomic.js';
 import { main as groupExample } from '../examples/group-member.js';
+import { main as multiLockExample } from '../examples/multilock.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -345,5 +346,19 @@ test('examples/atomic.ts: 3 instances x 10 orders = 30 distinct numbers 1..30; n
   for (const run of runs) assert.ok(run.every((n, i) => i === 0 || n > run[i - 1]!), 'increasing within an instance');
   assert.equal((await observer.getData(path)).data.readBigInt64BE(0), 30n);
   assert.deepEqual((await observer.exists(lockPath)) ? (await observer.getChildren(lockPath)).children : [], []);
+  await onlyObserverLeft();
+});
+
+test('examples/multilock.ts: 3 instances x 10 transfers between 4 accounts at once: the total is kept, none deadlocks; no lock node, no session left', async () => {
+  const path = unique('accounts');
+  const made = await Promise.all([1, 2, 3].map(() => multiLockExample(server.connectString, { path, accounts: 4, opening: 100, transfers: 10 })));
+  assert.deepEqual(made, [10, 10, 10]);
+  const balances = await Promise.all([0, 1, 2, 3].map(async (i) => Number((await observer.getData(`${path}/data/account-${i}`)).data.toString())));
+  assert.equal(balances.reduce((a, b) => a + b, 0), 400, `balances ${balances.join(', ')}`);
+  const versions = await Promise.all([0, 1, 2, 3].map(async (i) => (await observer.getData(`${path}/data/account-${i}`)).stat.version));
+  assert.equal(versions.reduce((a, b) => a + b, 0), 60, 'two writes per transfer, each committed once');
+  for (const lock of (await observer.getChildren(`${path}/locks`).catch(() => ({ children: [] as string[] }))).children) {
+    assert.deepEqual((await observer.getChildren(`${path}/locks/${lock}`).catch(() => ({ children: [] as string[] }))).children, [], `nothing left in ${lock}`);
+  }
   await onlyObserverLeft();
 });
