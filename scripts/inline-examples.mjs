@@ -32,7 +32,8 @@ export function guideFiles() {
   return [join(root, 'README.md'), ...walk(join(root, 'docs'))];
 }
 
-const BLOCK = /<!-- example: (\S+) -->\n```ts\n[\s\S]*?\n```\n<!-- \/example -->/g;
+// An empty block (```ts right after ```ts) is one too: it must not run on to the next example's end.
+const BLOCK = /<!-- example: (\S+) -->\n```ts\n(?:[\s\S]*?\n)??```\n<!-- \/example -->/g;
 const INCLUDE = /^\{@includeCode (\S+)\}$/gm;
 
 function block(file, target) {
@@ -40,8 +41,11 @@ function block(file, target) {
   return `<!-- example: ${target} -->\n\`\`\`ts\n${code}\n\`\`\`\n<!-- /example -->`;
 }
 
-/** The guide's text with every example block brought up to date. */
+/** The guide's text with every example block brought up to date; a marker not opening a block is an error. */
 export function inline(file, text) {
+  const markers = text.match(/<!-- example: /g)?.length ?? 0;
+  const blocks = text.match(BLOCK)?.length ?? 0;
+  if (markers !== blocks) throw new Error(`${relative(root, file)}: ${markers - blocks} example marker(s) not followed by a \`\`\`ts block and <!-- /example -->`);
   return text.replace(INCLUDE, (_, target) => block(file, target)).replace(BLOCK, (_, target) => block(file, target));
 }
 
