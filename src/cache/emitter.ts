@@ -4,6 +4,7 @@
  * @internal
  * @module
  */
+import { BoundedStream } from '../util/bounded-stream.js';
 import { EventEmitter } from 'eventemitter3';
 import { callListeners } from '../util/listeners.js';
 import type { CachedNode, CacheEvent, CacheEvents } from './types.js';
@@ -45,51 +46,15 @@ export class CacheEmitter extends EventEmitter<CacheEvents> {
 
   /** An iterator over future events; `snapshot()` gives the copy for an overflow or a start. */
   protected stream(bufferSize: number, startWith: boolean, ended: boolean, snapshot: () => readonly CachedNode[]): AsyncIterableIterator<CacheEvent> {
-    const buffer: CacheEvent[] = startWith ? [{ type: 'snapshot', nodes: snapshot() }] : [];
-    let waiting: ((r: IteratorResult<CacheEvent>) => void) | undefined;
-    let done = ended;
-    const push = (item: Item): void => {
-      if (item.type === 'end') {
-        done = true;
-        this.#streams.delete(push);
-        if (waiting) {
-          const w = waiting;
-          waiting = undefined;
-          w({ value: undefined, done: true });
-        }
-        return;
-      }
-      if (waiting) {
-        const w = waiting;
-        waiting = undefined;
-        w({ value: item, done: false });
-      } else if (buffer.length < bufferSize) buffer.push(item);
-      // Catching up from the copy as it is now replaces the events it already reflects.
-      else buffer.splice(0, buffer.length, { type: 'snapshot', nodes: snapshot() });
-    };
-    if (!done) this.#streams.add(push);
-    const iterator: AsyncIterableIterator<CacheEvent> = {
-      next: () => {
-        const item = buffer.shift();
-        if (item) return Promise.resolve({ value: item, done: false });
-        if (done) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => {
-          waiting = resolve;
-        });
-      },
-      return: () => {
-        this.#streams.delete(push);
-        buffer.length = 0;
-        done = true;
-        // A next() still waiting (return() called from elsewhere, e.g. on shutdown) ends too.
-        const w = waiting;
-        waiting = undefined;
-        w?.({ value: undefined, done: true });
-        return Promise.resolve({ value: undefined, done: true });
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
+    // Catching up from the copy as it is now replaces the events it already reflects.
+    const stream = new BoundedStream<CacheEvent>(bufferSize, (buffer) => buffer.splice(0, buffer.length, { type: 'snapshot', nodes: snapshot() }), {
+      initial: startWith ? [{ type: 'snapshot', nodes: snapshot() }] : [],
+      onEnd: () => this.#streams.delete(push),
+    });
+    const push = (item: Item): void => (item.type === 'end' ? stream.end() : stream.push(item));
+    if (ended) stream.end();
+    else this.#streams.add(push);
+    return stream.iterator();
   }
 
   #call(event: keyof CacheEvents, ...args: unknown[]): void {

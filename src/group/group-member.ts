@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { BoundedStream, dropOldest } from '../util/bounded-stream.js';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import type { NodeData } from '../client/types.js';
@@ -232,43 +233,14 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
   views(options: GroupViewsOptions = {}): AsyncIterableIterator<GroupView> {
     const o = checkOptions(options, 'GroupMember.views', GROUP_VIEWS_OPTION_KEYS);
     const size = checkInt(o.bufferSize, 'bufferSize', 1, 1_000_000, 100);
-    const buffer: GroupView[] = this.#state === 'STARTED' ? [this.#view] : [];
-    let waiting: ((r: IteratorResult<GroupView>) => void) | undefined;
-    let done = this.#state === 'CLOSED';
-    const push = (view: GroupView | undefined): void => {
-      if (view === undefined) {
-        done = true;
-        this.#streams.delete(push);
-      } else if (!waiting) {
-        if (buffer.length >= size) buffer.shift();
-        buffer.push(view);
-        return;
-      }
-      const w = waiting;
-      waiting = undefined;
-      w?.(view === undefined ? { value: undefined, done: true } : { value: view, done: false });
-    };
-    if (!done) this.#streams.add(push);
-    const iterator: AsyncIterableIterator<GroupView> = {
-      next: () => {
-        const item = buffer.shift();
-        if (item) return Promise.resolve({ value: item, done: false });
-        if (done) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => (waiting = resolve));
-      },
-      return: () => {
-        this.#streams.delete(push);
-        buffer.length = 0;
-        done = true;
-        // A next() still waiting (return() called from elsewhere, e.g. on shutdown) ends too.
-        const w = waiting;
-        waiting = undefined;
-        w?.({ value: undefined, done: true });
-        return Promise.resolve({ value: undefined, done: true });
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
+    const stream = new BoundedStream<GroupView>(size, dropOldest, {
+      initial: this.#state === 'STARTED' ? [this.#view] : [],
+      onEnd: () => this.#streams.delete(push),
+    });
+    const push = (view: GroupView | undefined): void => (view === undefined ? stream.end() : stream.push(view));
+    if (this.#state === 'CLOSED') stream.end();
+    else this.#streams.add(push);
+    return stream.iterator();
   }
 
   /**

@@ -5,54 +5,25 @@
  * @internal
  * @module
  */
+import { BoundedStream, dropOldest } from '../util/bounded-stream.js';
 
 /** A subscriber: gets each value, then `null` at the end. */
 export type StreamPush<V> = (v: V | null) => void;
 
 /** An iterator fed through `streams` (it adds its push there, and removes it when it ends). */
 export function valueStream<V>(bufferSize: number, signal: AbortSignal | undefined, streams: Set<StreamPush<V>>): AsyncIterableIterator<V> {
-  const buffer: V[] = [];
-  let waiting: ((r: IteratorResult<V>) => void) | undefined;
-  let done = false;
-  const end = (): void => {
-    done = true;
-    streams.delete(push);
-    signal?.removeEventListener('abort', end);
-    const w = waiting;
-    waiting = undefined;
-    w?.({ value: undefined, done: true });
-  };
-  const push = (v: V | null): void => {
-    if (v === null) return end();
-    if (waiting) {
-      const w = waiting;
-      waiting = undefined;
-      w({ value: v, done: false });
-    } else {
-      if (buffer.length >= bufferSize) buffer.shift();
-      buffer.push(v);
-    }
-  };
-  if (signal?.aborted) done = true;
+  const end = (): void => stream.end();
+  const stream = new BoundedStream<V>(bufferSize, dropOldest, {
+    onEnd: () => {
+      streams.delete(push);
+      signal?.removeEventListener('abort', end);
+    },
+  });
+  const push = (v: V | null): void => (v === null ? stream.end() : stream.push(v));
+  if (signal?.aborted) stream.end();
   else {
     streams.add(push);
     signal?.addEventListener('abort', end, { once: true });
   }
-  const iterator: AsyncIterableIterator<V> = {
-    next: () => {
-      const v = buffer.shift();
-      if (v) return Promise.resolve({ value: v, done: false });
-      if (done) return Promise.resolve({ value: undefined, done: true });
-      return new Promise((resolve) => {
-        waiting = resolve;
-      });
-    },
-    return: () => {
-      buffer.length = 0;
-      end();
-      return Promise.resolve({ value: undefined, done: true });
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
+  return stream.iterator();
 }
