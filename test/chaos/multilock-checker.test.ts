@@ -99,7 +99,12 @@ test('multilock check: a stuck acquisition, and one that ended far past its time
   assert.deepEqual(late.map((v) => v.check), ['deadlock']);
   assert.match(late[0]!.message, /took 21500 ms to end, past its timeout of 8000 ms/);
   assert.deepEqual(found([wait('b', 'b-a0', 1000), fail('b', 'b-a0', 21_500)]), []);
-  // Only the `deadlock` check is asked for: the others are silent.
+  // A grant naming a member path the workload does not have (a lock node's path, say) is a harness fault.
+  const strange = hold('a', 'a-a0', 100, 200, [[0, 10]]);
+  const g = strange[1] as ChaosEvent & { members: { path: string; token: string }[] };
+  g.members = [{ path: '/c/mlock/m0/_c_x-lock-0000000000', token: '10' }];
+  assert.deepEqual(checkHistory(history(strange), { checks: ['harness'] }).violations.map((v) => v.check), ['harness']);
+  // Only the `exclusion` check is asked for: the others are silent.
   assert.equal(checkHistory(history([wait('b', 'b-a0', 1)]), { checks: ['exclusion'] }).violations.length, 0);
 });
 

@@ -15,7 +15,7 @@ import type { Violation } from './types.js';
 
 /** What {@link checkMultiLock} found, with its counts for the summary. */
 export interface MultiLockCheck {
-  /** Violations: per member path exclusion, tokens and resource; `deadlock` for waits that did not end in time. */
+  /** Violations: per member path exclusion, tokens and resource; `deadlock` for waits that did not end in time; `harness` for a grant naming a path not among the members. */
   violations: Violation[];
   /** Overlaps excused (forced expiry of a SUSPENDED holder, a paused holder), per member path. */
   excused: Violation[];
@@ -78,6 +78,13 @@ export function checkMultiLock(history: ChaosHistory, spec: WorkloadSpec, slackM
   const violations: Violation[] = [];
   const excused: Violation[] = [];
   const members: MultiLockCheck['members'] = [];
+  const declared = new Set(spec.members ?? []);
+  for (const e of history.events) {
+    const strange = e.type === 'grant' && e.workload === spec.name ? (e.members ?? []).filter((m) => !declared.has(m.path)) : [];
+    if (e.type === 'grant' && strange.length > 0) {
+      violations.push({ check: 'harness', workload: spec.name, t: e.t, message: `${e.client}'s grant ${e.attempt} names member ${strange.map((m) => m.path).join(', ')}, not one of the workload's member lock paths (recorded wrong: the checks of those paths prove nothing)`, events: [e] });
+    }
+  }
   for (const path of memberPaths(history, spec)) {
     const sub = memberHistory(history, spec, path);
     const member: WorkloadSpec = { name: spec.name, kind: 'mutex', path, maxLeases: 1, register: memberRegister(spec, path) };

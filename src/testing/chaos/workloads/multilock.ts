@@ -31,11 +31,16 @@ function draw(ctx: FlowContext, all: readonly string[], k: number): string[] {
   return out;
 }
 
+/** Each member lock's path (not its node's: a handle's `path` is its node) and token, in acquisition order. */
+function membersOf(lock: MultiLock, handle: MultiLockHandle): { path: string; token: bigint }[] {
+  return handle.handles.map((h, i) => ({ path: lock.paths[i] as string, token: h.fencingToken }));
+}
+
 /** Writes every member's register with its token, while still believed. */
-async function fenceMembers(ctx: WorkloadContext, handle: MultiLockHandle, belief: Belief, seq: { n: number }): Promise<void> {
-  for (const h of handle.handles) {
+async function fenceMembers(ctx: WorkloadContext, members: readonly { path: string; token: bigint }[], belief: Belief, seq: { n: number }): Promise<void> {
+  for (const m of members) {
     if (!belief.active) return;
-    await ctx.resource.write(memberRegister(ctx.spec, h.path), h.fencingToken, seq.n++).catch(() => undefined);
+    await ctx.resource.write(memberRegister(ctx.spec, m.path), m.token, seq.n++).catch(() => undefined);
   }
 }
 
@@ -59,17 +64,14 @@ async function multiLockFlow(ctx: FlowContext, seq: { n: number }): Promise<void
       }
       granted = true;
       const first = handle.handles[0];
-      if (first === undefined) throw new Error('a multi-lock handle without members');
-      const belief = believe(
-        ctx,
-        { attempt, token: first.fencingToken, leases: 1, mode: 'exclusive', sessionId: first.sessionId, members: handle.handles.map((h) => ({ path: h.path, token: String(h.fencingToken) })) },
-        handle.signal,
-      );
+      const members = membersOf(lock, handle);
+      if (first === undefined || members.length !== lock.paths.length) throw new Error(`a multi-lock handle of ${handle.handles.length} members over ${lock.paths.length} paths`);
+      const belief = believe(ctx, { attempt, token: first.fencingToken, leases: 1, mode: 'exclusive', sessionId: first.sessionId, members: members.map((m) => ({ path: m.path, token: String(m.token) })) }, handle.signal);
       try {
-        await fenceMembers(ctx, handle, belief, seq);
+        await fenceMembers(ctx, members, belief, seq);
         await hold(ctx, handle.signal);
         // Again at the end: a holder frozen meanwhile wakes up believing, and must be refused.
-        await fenceMembers(ctx, handle, belief, seq);
+        await fenceMembers(ctx, members, belief, seq);
       } finally {
         belief.release();
         await handle.release().catch(() => undefined);
