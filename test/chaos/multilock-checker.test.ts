@@ -99,6 +99,10 @@ test('multilock check: a stuck acquisition, and one that ended far past its time
   assert.deepEqual(late.map((v) => v.check), ['deadlock']);
   assert.match(late[0]!.message, /took 21500 ms to end, past its timeout of 8000 ms/);
   assert.deepEqual(found([wait('b', 'b-a0', 1000), fail('b', 'b-a0', 21_500)]), []);
+  // Time frozen by a pause fault does not count: 22.5 s with 6 s of it frozen is in time; with 1 s frozen, late.
+  const pause = (phase: 'start' | 'end', t: number): ChaosEvent => ({ type: 'fault', t, client: 'nemesis', phase, id: 7, fault: 'pause', target: 'b' });
+  assert.deepEqual(found([wait('b', 'b-a0', 1000), pause('start', 5000), pause('end', 11_000), fail('b', 'b-a0', 23_500)]), []);
+  assert.deepEqual(found([wait('b', 'b-a0', 1000), pause('start', 5000), pause('end', 6000), fail('b', 'b-a0', 23_500)]).map((v) => v.check), ['deadlock']);
   // A grant naming a member path the workload does not have (a lock node's path, say) is a harness fault.
   const strange = hold('a', 'a-a0', 100, 200, [[0, 10]]);
   const g = strange[1] as ChaosEvent & { members: { path: string; token: string }[] };

@@ -72,7 +72,7 @@ export function deadlockGraceMs(history: ChaosHistory): number {
  *   accepting a stale or ungranted token (`resource`);
  * - **no deadlock** (`deadlock`): every acquisition ended (granted, or failed: timed out,
  *   aborted by the stop, an error) before the history's end, and within its timeout plus
- *   {@link deadlockGraceMs}.
+ *   {@link deadlockGraceMs}, time its client was frozen (a `pause` fault) not counted.
  */
 export function checkMultiLock(history: ChaosHistory, spec: WorkloadSpec, slackMs: number): MultiLockCheck {
   const violations: Violation[] = [];
@@ -100,7 +100,25 @@ export function checkMultiLock(history: ChaosHistory, spec: WorkloadSpec, slackM
   return { violations, excused, grants: all.length, lost: all.filter((i) => i.ended?.why === 'lost').length, members };
 }
 
-/** The `deadlock` check: every wait of `spec` ends, in time. */
+/** The pause faults of each client: when its process was frozen. */
+function pauses(history: ChaosHistory): Map<string, { start: number; end: number }[]> {
+  const open = new Map<number, { target: string; start: number }>();
+  const out = new Map<string, { start: number; end: number }[]>();
+  const add = (target: string, start: number, end: number): void => void out.set(target, [...(out.get(target) ?? []), { start, end }]);
+  for (const e of history.events) {
+    if (e.type !== 'fault' || e.fault !== 'pause') continue;
+    const started = open.get(e.id);
+    if (e.phase === 'start') open.set(e.id, { target: e.target, start: e.t });
+    else if (started) {
+      add(started.target, started.start, e.t);
+      open.delete(e.id);
+    }
+  }
+  for (const o of open.values()) add(o.target, o.start, Infinity);
+  return out;
+}
+
+/** The `deadlock` check: every wait of `spec` ends, in time (time its client was frozen by a pause fault not counted). */
 export function checkWaitsEnd(history: ChaosHistory, spec: WorkloadSpec): Violation[] {
   const waits = new Map<string, WaitEvent>();
   const ended = new Map<string, ChaosEvent>();
@@ -112,14 +130,19 @@ export function checkWaitsEnd(history: ChaosHistory, spec: WorkloadSpec): Violat
     else if ((e.type === 'grant' || e.type === 'wait-fail') && !ended.has(key(e))) ended.set(key(e), e);
   }
   const grace = deadlockGraceMs(history);
+  const frozen = pauses(history);
   const violations: Violation[] = [];
   for (const [k, w] of waits) {
     const what = `${w.client}'s acquisition ${w.attempt} of ${(w.members ?? [w.workload]).join(', ')}`;
     const end = ended.get(k);
     if (end === undefined) {
       violations.push({ check: 'deadlock', workload: spec.name, t: w.t, message: `${what}, begun ${runSeconds(w.t, history.meta.startedAt)} into the run, never ended: no grant, timeout or failure by the end of the run (${ms(last - w.t)} later)`, events: [w] });
-    } else if (w.timeoutMs !== undefined && end.t - w.t > w.timeoutMs + grace) {
-      violations.push({ check: 'deadlock', workload: spec.name, t: w.t, message: `${what} took ${ms(end.t - w.t)} to end, past its timeout of ${ms(w.timeoutMs)} by more than ${ms(grace)}`, events: [w, end] });
+    } else if (w.timeoutMs !== undefined) {
+      // Time the client was frozen does not count: no timer of its runs then.
+      const paused = (frozen.get(w.client) ?? []).reduce((n, p) => n + Math.max(0, Math.min(p.end, end.t) - Math.max(p.start, w.t)), 0);
+      if (end.t - w.t - paused > w.timeoutMs + grace) {
+        violations.push({ check: 'deadlock', workload: spec.name, t: w.t, message: `${what} took ${ms(end.t - w.t)} to end${paused > 0 ? ` (${ms(paused)} of it frozen)` : ''}, past its timeout of ${ms(w.timeoutMs)} by more than ${ms(grace)}`, events: [w, end] });
+      }
     }
   }
   return violations;
