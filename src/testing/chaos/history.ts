@@ -33,6 +33,10 @@ export interface WaitEvent extends EventBase {
   leases: number;
   /** What is asked for. */
   mode: LockMode;
+  /** For a multi-lock: its member lock paths, in acquisition order (sorted). */
+  members?: string[];
+  /** The acquisition's timeout, ms, if it has one (the `deadlock` check bounds the wait by it). */
+  timeoutMs?: number;
 }
 
 /** An acquisition gave up without a grant (timeout, typed error). */
@@ -70,6 +74,16 @@ export interface GrantEvent extends EventBase {
   sessionId: string;
   /** The handle's signal was already aborted at the grant. */
   lostAtGrant: boolean;
+  /** For a multi-lock: each member lock's path and fencing token (decimal string), in acquisition order; `token` is the first's. */
+  members?: MultiLockMember[];
+}
+
+/** One member lock of a multi-lock grant. */
+export interface MultiLockMember {
+  /** The member lock's path. */
+  path: string;
+  /** Its fencing token, as a decimal string (a bigint). */
+  token: string;
 }
 
 /** The client stops believing it holds: it is about to release, or it was told it lost. */
@@ -538,7 +552,7 @@ export type ChaosEvent =
 export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
 
 /** The kinds of recipe a workload exercises. */
-export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node' | 'atomic' | 'group';
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node' | 'atomic' | 'group' | 'multilock';
 
 /** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
 export interface WorkloadSpec {
@@ -558,6 +572,8 @@ export interface WorkloadSpec {
   memberCount?: number;
   /** For the atomic workload: the `AtomicNumber`'s node (its promotion lock is `path`). */
   numberPath?: string;
+  /** For the multilock workload: the member lock paths its multi-locks are drawn from (each its own mutex). */
+  members?: string[];
 }
 
 /** What a client of the cache workload does: write the subtree, run caches on it, or both (a workload of one client). */

@@ -39,6 +39,7 @@ export {
   type LockMode,
   type MemberEvent,
   type MemberLeftovers,
+  type MultiLockMember,
   type NoteEvent,
   type PutEvent,
   type ResourceEvent,

@@ -64,7 +64,8 @@ export function lockFaults(workloads: readonly WorkloadSpec[], faults: Partial<R
       : // zkr's nodes are a mutex's, and so are those of the atomic workload's promotion lock.
         w.kind === 'zkr' || w.kind === 'atomic'
         ? [{ path: w.path, kind: 'mutex', maxLeases: 1 }]
-        : [],
+        : // Each member of a multi-lock is a mutex of its own.
+          (w.members ?? []).map((path): WaiterLock => ({ path, kind: 'mutex', maxLeases: 1 })),
   );
   return { locks, weights: locks.length > 0 ? faults : { ...faults, 'delete-waiter': 0 } };
 }
@@ -154,6 +155,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     });
     for (const w of workloads) {
       await session.mkdirp(w.path);
+      for (const m of w.members ?? []) await session.mkdirp(m);
       if (w.counterPath !== undefined) await session.create(w.counterPath, { data: '0' });
       if (w.kind === 'shared-count') await session.create(sharedCountPath(w), { data: Buffer.alloc(4) });
       if (w.numberPath !== undefined) await new AtomicNumber(session, w.numberPath).initialize(0);

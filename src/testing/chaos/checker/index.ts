@@ -13,6 +13,7 @@ import { checkCounter } from './counter.js';
 import { checkGroup } from './group.js';
 import { checkExclusion } from './exclusion.js';
 import { checkLeftovers } from './leftovers.js';
+import { checkMultiLock } from './multilock.js';
 import { checkAtLeastOnce, checkAtMostOnce } from './queue.js';
 import { checkResource } from './resource.js';
 import { checkSharedCount } from './shared.js';
@@ -23,7 +24,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'atomic', 'group', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'atomic', 'group', 'deadlock', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
@@ -50,6 +51,10 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector',
  *   most those of unknown outcome; no two acknowledged updates claim the same value;
  * - **group**: after faults heal, every live group member's view holds every live member within
  *   two session timeouts and 10 s, and none holds a member that had closed for good past that;
+ * - **exclusion**, **tokens**, **resource** for a multi-lock: each member lock path on its own,
+ *   as a mutex;
+ * - **deadlock**: every multi-lock acquisition ended (granted, timed out or failed) before the
+ *   run's end, and within its timeout plus a grace of 2 T + 5 s;
  * - **leftovers**: no nodes, watches or sessions left, on any member; no client crashed.
  *
  * @example
@@ -83,6 +88,14 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
       excused.push(...exclusion.excused);
       violations.push(...exclusion.violations, ...checkTokens(spec, list, slack), ...checkCounter(history, spec), ...checkResource(history, spec));
       if (spec.counterPath !== undefined) stats.increments[spec.name] = history.events.filter((e) => e.type === 'counter' && e.workload === spec.name && e.phase === 'ok').length;
+    } else if (spec.kind === 'multilock') {
+      const found = checkMultiLock(history, spec, slack);
+      violations.push(...found.violations);
+      excused.push(...found.excused);
+      stats.grants[spec.name] = found.grants;
+      stats.lost[spec.name] = found.lost;
+      const margins = found.members.map((m) => lossMargin(m.list, m.cuts)).filter((m): m is number => m !== null);
+      stats.lossMarginMs[spec.name] = margins.length > 0 ? Math.min(...margins) : null;
     } else if (spec.kind === 'cache') {
       const { violations: found, caches } = checkCache(history, spec);
       violations.push(...found);

@@ -7,7 +7,7 @@
 import type { ZkSession } from '../../../client/session.js';
 import type { LockHandle } from '../../../driver/handle.js';
 import { ConnectionLossError, LockLostError, NotHeldError, ZooKeeperError } from '../../../errors.js';
-import type { CacheRole, HistoryRecorder, LockMode, WorkloadSpec } from '../history.js';
+import type { CacheRole, HistoryRecorder, LockMode, MultiLockMember, WorkloadSpec } from '../history.js';
 import type { SeededRandom } from '../random.js';
 import type { FencedResourceClient } from '../resource.js';
 
@@ -114,7 +114,7 @@ export interface Belief {
  */
 export function believe(
   ctx: WorkloadContext,
-  fields: { attempt: string; token: bigint; leases: number; mode: LockMode; sessionId: bigint; downgradeOf?: string },
+  fields: { attempt: string; token: bigint; leases: number; mode: LockMode; sessionId: bigint; downgradeOf?: string; members?: MultiLockMember[] },
   signal: AbortSignal,
 ): Belief {
   const { attempt } = fields;
@@ -129,6 +129,7 @@ export function believe(
     sessionId: `0x${fields.sessionId.toString(16)}`,
     lostAtGrant,
     ...(fields.downgradeOf !== undefined && { downgradeOf: fields.downgradeOf }),
+    ...(fields.members !== undefined && { members: fields.members }),
   });
   let active = !lostAtGrant;
   const end = (why: 'release' | 'lost', error?: string): void => {

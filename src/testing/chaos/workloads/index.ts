@@ -13,6 +13,7 @@ import type { Workload } from './common.js';
 import { latchWorkload, selectorWorkload } from './leader.js';
 import { persistentNodeWorkload } from './persistent-node.js';
 import { mutexWorkload, rwlockWorkload, semaphoreWorkload } from './locks.js';
+import { multiLockWorkload } from './multilock.js';
 import { consumeWorkload, takeWorkload } from './queue.js';
 import { sharedCountWorkload } from './shared.js';
 import { zkrWorkload } from './zkr.js';
@@ -33,4 +34,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   'persistent-node': persistentNodeWorkload,
   atomic: atomicWorkload,
   group: groupWorkload,
+  multilock: multiLockWorkload,
 };

@@ -53,12 +53,12 @@ async function release(held: { handle: LockHandle; belief: Belief }): Promise<vo
 }
 
 /** Backs off after a failed acquisition (a partitioned client retries a few times a second). */
-function backoff(ctx: WorkloadContext): Promise<boolean> {
+export function backoff(ctx: WorkloadContext): Promise<boolean> {
   return pause(ctx.random.int(50, 300), ctx.stop);
 }
 
 /** Holds: a pause, the check-in, and riding out a suspension, all ending with the lock's signal. */
-async function hold(ctx: WorkloadContext, signal: AbortSignal): Promise<void> {
+export async function hold(ctx: WorkloadContext, signal: AbortSignal): Promise<void> {
   await pause(holdMs(ctx), signal);
   await checkIn(ctx, signal);
   await holdThroughSuspension(ctx, signal);
