@@ -15,21 +15,6 @@ import { CREATE_MODE_FLAGS } from './types.js';
 import { batchWatches, SET_WATCHES_BATCH_BYTES } from './encoding.js';
 import { addWatchFrame, childrenAndStat, clientPath, createdNode, createdPath, createFrame, createTtlFrame, dataAndStat, deleteFrame, multiFrame, multiResults, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame, type MultiOp, type MultiResult } from './wire.js';
 
-/** Raw jute Stat: longs are 8-byte big-endian buffers. */
-export interface RawStat {
-  czxid: Buffer;
-  mzxid: Buffer;
-  ctime: Buffer;
-  mtime: Buffer;
-  version: number;
-  cversion: number;
-  aversion: number;
-  ephemeralOwner: Buffer;
-  dataLength: number;
-  numChildren: number;
-  pzxid: Buffer;
-}
-
 /** Error object node-zookeeper-client hands to callbacks (an `Exception`). */
 export interface RawError extends Error {
   code: number;
@@ -43,10 +28,6 @@ export interface RawEvent {
 }
 
 type Watcher = (event: RawEvent) => void;
-
-interface RawAclObject {
-  toRecord(): unknown;
-}
 
 type WatcherTable = Record<string, { removeListener(e: string, fn: Watcher): void; listenerCount(e: string): number } | undefined>;
 
@@ -94,19 +75,6 @@ export interface RawConnectionManager {
   close(): void;
 }
 
-interface RawTransaction {
-  ops: unknown[];
-  commit(cb: (err: RawError | null, results: RawOpResult[]) => void): void;
-}
-
-/** One result of a multi reply. */
-export interface RawOpResult {
-  type: number;
-  err?: number;
-  path?: string;
-  stat?: RawStat;
-}
-
 /** The subset of node-zookeeper-client's `Client` the session layer uses. */
 export interface RawClient {
   connectionManager: RawConnectionManager;
@@ -118,13 +86,10 @@ export interface RawClient {
   getSessionId(): Buffer;
   getSessionPassword(): Buffer;
   getSessionTimeout(): number;
-  transaction(): RawTransaction;
 }
 
 interface NzcModule {
   createClient(connectString: string, options: Record<string, unknown>): RawClient;
-  ACL: new (perms: number, id: unknown) => RawAclObject;
-  Id: new (scheme: string, id: string) => unknown;
   Exception: { create(code: number, path?: string): RawError; prototype: object };
 }
 
@@ -194,8 +159,6 @@ function assertInternals(): void {
     typeof cm.watcherManager.getExistenceWatcherPaths === 'function' &&
     typeof cm.watcherManager.getChildWatcherPaths === 'function' &&
     typeof cm.xid === 'number' &&
-    typeof probe.transaction().ops === 'object' &&
-    typeof jute.OP_CODES.MULTI === 'number' &&
     jute.OP_CODES.GET_DATA === 4 &&
     jute.OP_CODES.CREATE === 1 &&
     jute.OP_CODES.DELETE === 2 &&
@@ -486,28 +449,13 @@ export function silence(client: RawClient): void {
 }
 
 /**
- * multi (opcode 14): the ops in one transaction. A failed transaction's results come with its
- * error (which op failed, and why).
+ * multi (opcode 14): the ops in one transaction, and their results, also those of a failed
+ * transaction (its reply's header may say 0: the failing op's result says why).
  */
 export function multi(client: RawClient, ops: readonly MultiOp[], cb: (err: RawError | null, results?: MultiResult[]) => void): void {
   const chroot = clientChroot(client);
-  sendFrame(
-    client,
-    OPCODE.MULTI,
-    multiFrame(chroot, ops),
-    multiResults(chroot),
-    (err, results) => {
-      // The server answers a failed transaction with error 0 in the header: the failure is in
-      // the results, one error result per op (0 before the failing op, -2 "rolled back" after).
-      const failed = err === null ? results?.find((r) => r.type === -1 && r.err !== 0 && r.err !== -2) : undefined;
-      cb(failed?.err !== undefined ? ExceptionModule.create(failed.err) : err, results);
-    },
-    true,
-  );
+  sendFrame(client, OPCODE.MULTI, multiFrame(chroot, ops), multiResults(chroot), cb, true);
 }
-
-/** Wire op code of each multi result type. */
-export const MULTI_RESULT_TYPES = { CREATE: 1, DELETE: 2, SET_DATA: 5, CHECK: 13, ERROR: -1 } as const;
 
 /**
  * Which server-side watches `removeWatches` clears: `any` every watch of the session on the

@@ -20,10 +20,9 @@ import { multiSize, requestSize, watchSize, type SizedRequest } from './encoding
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
-import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, MULTI_RESULT_TYPES, multi, sendSync, type RawError, type RawEvent, type RawStat, type WatcherTableName } from './nzc.js';
-import { encodeAcls, type MultiOp, type MultiResult } from './wire.js';
+import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, multi, sendSync, type RawError, type RawEvent, type WatcherTableName } from './nzc.js';
+import { encodeAcls, MULTI_RESULT_TYPES, type MultiOp, type MultiResult } from './wire.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
-import { toStat } from './stat.js';
 import type { Acl, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
 import { checkBoolean, checkInt, checkKeys, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
@@ -97,6 +96,8 @@ interface CallSpec {
 
 /** The open ACL, encoded once (most creates use it). */
 const OPEN_ACL_BYTES = encodeAcls(Acls.OPEN);
+/** A create's ACL as it goes on the wire (the open one encoded once). */
+const aclBytes = (acl: readonly Acl[]): Buffer => (acl === Acls.OPEN ? OPEN_ACL_BYTES : encodeAcls(acl));
 const EMPTY = Buffer.alloc(0);
 
 /** Wire code of a throttled request (not applied: safe to send again). */
@@ -393,7 +394,7 @@ export class ZkSession extends SessionLifecycle {
     const ttlMs = checkTtl(options.ttlMs, mode, path);
     const acl = checkAcl(options.acl);
     this.checkSize({ type: 'create', path, data, acl, ttl: ttlMs !== undefined }, 'create');
-    return { data, acls: acl === Acls.OPEN ? OPEN_ACL_BYTES : encodeAcls(acl), flags: CREATE_MODE_FLAGS[mode], special: SPECIAL_MODES.has(mode), ttlMs, signal };
+    return { data, acls: aclBytes(acl), flags: CREATE_MODE_FLAGS[mode], special: SPECIAL_MODES.has(mode), ttlMs, signal };
   }
 
   /**
@@ -762,12 +763,13 @@ export class ZkSession extends SessionLifecycle {
       prepared[0]?.path,
       (g, done) =>
         multi(g.raw, this.encodeMulti(prepared), (err, results) => {
-          if (err === null) return done(null, (results ?? []).map(toOpResult));
-          // The failing op is the first result with a code other than OK or "rolled back".
+          // The failing op is the first result with a code other than OK or "rolled back" (the
+          // server may answer a failed transaction with 0 in the header).
           const index = results ? results.findIndex((r) => r.type === MULTI_RESULT_TYPES.ERROR && r.err !== 0 && r.err !== -2) : -1;
           const failed = index < 0 ? undefined : results?.[index];
-          if (failed?.err === undefined) return done(err);
-          done(errorFromCode(failed.err, 'multi', prepared[index]?.path, { opIndex: index, cause: err }));
+          if (failed?.err !== undefined) return done(errorFromCode(failed.err, 'multi', prepared[index]?.path, { opIndex: index, cause: err ?? undefined }));
+          if (err !== null) return done(err);
+          done(null, (results ?? []).map(toOpResult));
         }),
       { signal, ledger },
     );
@@ -777,10 +779,8 @@ export class ZkSession extends SessionLifecycle {
   private encodeMulti(prepared: readonly (Op & { data?: Buffer })[]): MultiOp[] {
     return prepared.map((op): MultiOp => {
       switch (op.type) {
-        case 'create': {
-          const acl = op.acl ?? Acls.OPEN;
-          return { type: 'create', path: op.path, data: op.data, acls: acl === Acls.OPEN ? OPEN_ACL_BYTES : encodeAcls(acl), flags: CREATE_MODE_FLAGS[op.mode ?? 'PERSISTENT'] };
-        }
+        case 'create':
+          return { type: 'create', path: op.path, data: op.data, acls: aclBytes(op.acl ?? Acls.OPEN), flags: CREATE_MODE_FLAGS[op.mode ?? 'PERSISTENT'] };
         case 'setData':
           return { type: 'setData', path: op.path, data: op.data, version: op.version ?? -1 };
         default:

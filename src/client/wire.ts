@@ -295,6 +295,9 @@ export const statOnly: Decoder<Stat> = (r) => r.stat();
 export const dataAndStat: Decoder<{ data: Buffer; stat: Stat }> = (r) => ({ data: r.bytes() ?? Buffer.alloc(0), stat: r.stat() });
 /** getChildren2: child names and the parent's Stat. */
 export const childrenAndStat: Decoder<{ children: string[]; stat: Stat }> = (r) => ({ children: r.strings(), stat: r.stat() });
+/** The type of each multi result: its op's code, or -1 for an error result. */
+export const MULTI_RESULT_TYPES = { CREATE: OPCODE.CREATE, DELETE: OPCODE.DELETE, SET_DATA: OPCODE.SET_DATA, CHECK: OPCODE.CHECK, ERROR: -1 } as const;
+
 /** One result of a multi reply: the op code (-1 for an error result), its error code, its path or Stat. */
 export interface MultiResult {
   readonly type: number;
@@ -318,7 +321,7 @@ export const multiResults = (chroot: string): Decoder<MultiResult[]> => (r) => {
     if (type === OPCODE.CREATE) out.push({ type, path: clientPath(chroot, r.str()) });
     else if (type === OPCODE.CREATE2) out.push({ type: OPCODE.CREATE, path: clientPath(chroot, r.str()), stat: r.stat() });
     else if (type === OPCODE.SET_DATA) out.push({ type, stat: r.stat() });
-    else if (type === -1) out.push({ type, err: r.int() });
+    else if (type === MULTI_RESULT_TYPES.ERROR) out.push({ type, err: r.int() });
     else out.push({ type });
   }
 };
