@@ -32,25 +32,31 @@ export function failureOutcome(err: unknown, signal: AbortSignal | undefined): '
 
 /**
  * {@link traceWith} that writes how the traced call ended into its context before the trace's
- * end: `ok` with the result, `failed` with the rejection (which is rethrown).
+ * end: `ok` with the result, `failed` with the rejection (which is rethrown), each with the ms
+ * since the trace started (measured only while someone subscribes).
  */
 export function traceSettled<C extends object, T>(
   ch: TracingChannel<C, C>,
   build: () => C,
   fn: (ctx: C | undefined) => Promise<T>,
-  ok: (ctx: C, result: T) => void,
-  failed: (ctx: C, err: unknown) => void,
+  ok: (ctx: C, result: T, ms: number) => void,
+  failed: (ctx: C, err: unknown, ms: number) => void,
 ): Promise<T> {
-  return traceWith(ch, build, async (ctx) => {
+  let startedAt = 0;
+  const started = (): C => {
+    startedAt = performance.now();
+    return build();
+  };
+  return traceWith(ch, started, async (ctx) => {
     if (!ctx) return fn(ctx);
     let result: T;
     try {
       result = await fn(ctx);
     } catch (err) {
-      failed(ctx, err);
+      failed(ctx, err, performance.now() - startedAt);
       throw err;
     }
-    ok(ctx, result);
+    ok(ctx, result, performance.now() - startedAt);
     return result;
   });
 }

@@ -147,25 +147,23 @@ export class DistributedQueue {
     if (total > this.session.dataLimit) {
       throw new InvalidArgumentError(`putAll of ${items.length} items makes a request of about ${total} bytes, over the ${this.session.dataLimit}-byte limit; split it into smaller batches`, { path: this.path });
     }
-    const startedAt = performance.now();
     return traceSettled(
       tracing.queuePut,
       (): QueuePutContext => ({ path: this.path, items: payloads.length, priority, sessionId: this.session.sessionId }),
       () => this.bounded(bound, 'put', (signal) => this.producer.put(payloads, priority, signal), true),
-      (ctx, paths) => Object.assign(ctx, { outcome: 'ok', itemPaths: paths, durationMs: performance.now() - startedAt }),
-      (ctx, err) => Object.assign(ctx, { outcome: failureOutcome(err, bound.signal) === 'error' ? 'error' : 'aborted', errorCode: codeOf(err), durationMs: performance.now() - startedAt }),
+      (ctx, paths, durationMs) => Object.assign(ctx, { outcome: 'ok', itemPaths: paths, durationMs }),
+      (ctx, err, durationMs) => Object.assign(ctx, { outcome: failureOutcome(err, bound.signal) === 'error' ? 'error' : 'aborted', errorCode: codeOf(err), durationMs }),
     );
   }
 
   /** Traces a take or poll (nothing is built while nobody subscribes). */
   private traceTake<T extends Buffer | null>(bound: { timeoutMs: number | undefined; signal: AbortSignal | undefined }, nonblocking: boolean, take: () => Promise<T>): Promise<T> {
-    const startedAt = performance.now();
     return traceSettled(
       tracing.queueTake,
       (): QueueTakeContext => ({ path: this.path, nonblocking, timeoutMs: bound.timeoutMs, sessionId: this.session.sessionId }),
       take,
-      (ctx, item) => Object.assign(ctx, { outcome: item ? 'taken' : 'empty', waitMs: performance.now() - startedAt }),
-      (ctx, err) => Object.assign(ctx, { outcome: failureOutcome(err, bound.signal), errorCode: codeOf(err), waitMs: performance.now() - startedAt }),
+      (ctx, item, waitMs) => Object.assign(ctx, { outcome: item ? 'taken' : 'empty', waitMs }),
+      (ctx, err, waitMs) => Object.assign(ctx, { outcome: failureOutcome(err, bound.signal), errorCode: codeOf(err), waitMs }),
     );
   }
 
