@@ -20,7 +20,9 @@ export type LocalErrorCode =
   | 'CACHE_LIMIT'
   | 'RETRIES_EXHAUSTED'
   | 'OUTCOME_UNKNOWN'
-  | 'CORRUPT_VALUE';
+  | 'CORRUPT_VALUE'
+  | 'INVALID_INSTANCE'
+  | 'NOT_REGISTERED';
 
 /** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. @group Errors */
 export type ServerErrorCode =
@@ -305,5 +307,26 @@ export class CorruptValueError extends ZkRecipesError {
   /** Creates the error; the message names the path, the size found and the size expected. */
   constructor(message: string, options?: ZkErrorOptions) {
     super('CORRUPT_VALUE', message, options);
+  }
+}
+
+/**
+ * A service instance node holds data that is not a curator-x-discovery instance (not JSON, a
+ * field of the wrong type, a payload its codec refuses). The instance is skipped and reported;
+ * whoever wrote it should fix it.
+ * @group Errors
+ */
+export class InvalidInstanceError extends ZkRecipesError {
+  /** Creates the error; the message names the path and what is wrong. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('INVALID_INSTANCE', message, options);
+  }
+}
+
+/** An instance was updated or unregistered through a discovery that did not register it (or after it was unregistered). @group Errors */
+export class NotRegisteredError extends ZkRecipesError {
+  /** Creates the error; the message names the instance. */
+  constructor(message: string, options?: ZkErrorOptions) {
+    super('NOT_REGISTERED', message, options);
   }
 }
