@@ -18,6 +18,7 @@ import { barrierRoundTrip, multilockCycles } from './barrier.js';
 import { sharedCountNotify } from './shared.js';
 import { persistentNodeRecreate } from './nodes.js';
 import { groupJoinVisible } from './group.js';
+import { discoveryLookup, discoveryRegisterVisible } from './discovery.js';
 import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semaphore } from './locks.js';
 import type { Result } from './metrics.js';
 import { scaleQueue } from './scale-queue.js';
@@ -53,6 +54,8 @@ const WORKLOADS: Record<string, Workload> = {
   persistent_node_recreate: { run: persistentNodeRecreate },
   atomic_increment: { run: atomicIncrement },
   group_join_visible: { run: groupJoinVisible },
+  discovery_lookup: { run: discoveryLookup },
+  discovery_register_visible: { run: discoveryRegisterVisible },
   queue: { run: (ctx) => queue(ctx) },
   queue_at_least_once: { run: (ctx) => queue(ctx, true) },
   zkr_startup: { run: zkrStartup },
@@ -141,7 +144,7 @@ try {
             }),
           ]);
           if (name === 'raw_seq') rawSeqRate = Number(line.ops_per_s);
-          else if (rawSeqRate && !w.sizes && name !== 'raw_pipelined' && name !== 'raw_pipelined_traced' && name !== 'leader_failover' && name !== 'zkr_startup' && !name.startsWith('cache_')) line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
+          else if (rawSeqRate && !w.sizes && name !== 'raw_pipelined' && name !== 'raw_pipelined_traced' && name !== 'leader_failover' && name !== 'zkr_startup' && name !== 'discovery_lookup' && !name.startsWith('cache_')) line.ratio_to_raw_seq = Number((Number(line.ops_per_s) / rawSeqRate).toFixed(2));
           if (values.apart) line.apart = 1;
           if (r >= 0) console.log(JSON.stringify(line));
         } catch (err) {

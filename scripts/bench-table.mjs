@@ -10,9 +10,9 @@ const LABELS = { curator: 'Curator', 'zk-recipes-apart': 'zk-recipes --apart' };
 const OURS = ['zk-recipes', 'zk-recipes-apart'];
 /** zk-recipes workloads without a namesake in the anchors, and what they are compared with. */
 const ANCHOR_WORKLOAD = { semaphore_curator_v2: 'semaphore' };
-const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', raw_pipelined_traced: 'ops/s', mutex_uncontended: 'cycles/s', mutex_uncontended_traced: 'cycles/s', mutex_contended: 'acq/s', semaphore: 'leases/s', semaphore_curator_v2: 'leases/s', rwlock: 'acq/s', leader_failover: 'ms p50 / p99', queue: 'items/s', queue_at_least_once: 'items/s', queue_200k: 'items/s', cache_load: 'nodes/s', cache_latency: 'ms p50 / p99', cache_events: 'events/s', barrier_round_trip: 'rounds/s', multilock_cycle: 'cycles/s', shared_count_notify: 'ms p50 / p99', atomic_increment: 'increments/s', persistent_node_recreate: 'ms p50 / p99', group_join_visible: 'ms p50 / p99' };
+const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', raw_pipelined_traced: 'ops/s', mutex_uncontended: 'cycles/s', mutex_uncontended_traced: 'cycles/s', mutex_contended: 'acq/s', semaphore: 'leases/s', semaphore_curator_v2: 'leases/s', rwlock: 'acq/s', leader_failover: 'ms p50 / p99', queue: 'items/s', queue_at_least_once: 'items/s', queue_200k: 'items/s', cache_load: 'nodes/s', cache_latency: 'ms p50 / p99', cache_events: 'events/s', barrier_round_trip: 'rounds/s', multilock_cycle: 'cycles/s', shared_count_notify: 'ms p50 / p99', atomic_increment: 'increments/s', persistent_node_recreate: 'ms p50 / p99', group_join_visible: 'ms p50 / p99', discovery_lookup: 'lookups/s', discovery_register_visible: 'ms p50 / p99' };
 /** Workloads whose figure is a latency (p50 / p99 ms; lower is better) rather than a rate. */
-const LATENCY = new Set(['leader_failover', 'cache_latency', 'shared_count_notify', 'persistent_node_recreate', 'group_join_visible']);
+const LATENCY = new Set(['leader_failover', 'cache_latency', 'shared_count_notify', 'persistent_node_recreate', 'group_join_visible', 'discovery_register_visible']);
 
 function median(xs) {
   if (xs.length === 0) return undefined;

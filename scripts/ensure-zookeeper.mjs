@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Makes sure what zk-recipes' tests need is installed: java and the ZooKeeper jars that
 // zk-recipes/testing runs, and what the Curator interop tests need (Apache Curator's jars,
-// Debian's libcurator-recipes-java, and javac). Silent (exit 0) when they are. When they are
+// Debian's libcurator-recipes-java and libcurator-discovery-java, and javac). Silent (exit 0) when they are. When they are
 // not: as root with apt-get, installs the Debian packages; otherwise prints what to do (Debian,
 // macOS, an Apache release) and exits 1.
 //
@@ -26,7 +26,20 @@ const DEBIAN_DIR = '/usr/share/java';
 const HOMEBREW_HOMES = ['/opt/homebrew/opt/zookeeper/libexec', '/usr/local/opt/zookeeper/libexec'];
 const HOMEBREW_JAVA = ['/opt/homebrew/opt/openjdk/bin/java', '/usr/local/opt/openjdk/bin/java'];
 const ZK_ARTIFACTS = ['zookeeper', 'zookeeper-jute', 'slf4j-api'];
-const CURATOR_ARTIFACTS = ['curator-recipes', 'curator-framework', 'curator-client', 'guava'];
+// Curator's jars, each with the Debian package that brings it (and its dependencies):
+// curator-x-discovery (de)serializes its instances with Jackson.
+const CURATOR_PACKAGES = {
+  'curator-recipes': 'libcurator-recipes-java',
+  'curator-framework': 'libcurator-recipes-java',
+  'curator-client': 'libcurator-recipes-java',
+  guava: 'libcurator-recipes-java',
+  'curator-x-discovery': 'libcurator-discovery-java',
+  'jackson-databind': 'libcurator-discovery-java',
+  'jackson-core': 'libcurator-discovery-java',
+  'jackson-annotations': 'libcurator-discovery-java',
+};
+const CURATOR_ARTIFACTS = Object.keys(CURATOR_PACKAGES);
+const CURATOR_LIST = 'curator-recipes, curator-framework, curator-client, curator-x-discovery, guava, jackson-databind, jackson-core and jackson-annotations';
 
 function usable(path, mode) {
   try {
@@ -125,7 +138,7 @@ if (!missingAny(before)) process.exit(0);
 
 const packages = [
   ...(before.zk.missing.length > 0 ? ['zookeeper'] : []),
-  ...(before.curatorMissing.length > 0 ? ['libcurator-recipes-java'] : []),
+  ...new Set(before.curatorMissing.map((a) => CURATOR_PACKAGES[a])),
   // The JDK brings java too.
   ...(before.javacMissing ? ['default-jdk-headless'] : before.javaMissing ? ['default-jre-headless'] : []),
 ];
@@ -148,14 +161,14 @@ if (!canInstall) {
         : `put zookeeper, zookeeper-jute, slf4j-api and slf4j-nop jars (versioned names are fine) in ZK_JARS_DIR=${before.zk.dir}, or unset it${orApt}`,
     );
   }
-  if (customCurator) fixes.push(`put Curator 5's curator-recipes, curator-framework, curator-client and guava jars in ${process.env.CURATOR_JARS_DIR ? `CURATOR_JARS_DIR=${before.curatorDir}` : `${before.curatorDir} or set CURATOR_JARS_DIR to a folder holding them`}`);
+  if (customCurator) fixes.push(`put Curator 5's ${CURATOR_LIST} jars in ${process.env.CURATOR_JARS_DIR ? `CURATOR_JARS_DIR=${before.curatorDir}` : `${before.curatorDir} or set CURATOR_JARS_DIR to a folder holding them`}`);
   if (customJava) fixes.push('point JAVA or JAVA_HOME at a Java runtime (JAVAC at javac), or unset them');
   if (!customZk && !customCurator && !customJava) {
     if (apt) fixes.push(`run as root: ${command}`);
     else if (process.platform === 'darwin') {
       fixes.push(
         'brew install zookeeper (it brings a JDK, openjdk: export JAVA_HOME=$(brew --prefix openjdk))' +
-          (before.curatorMissing.length > 0 ? '; for the Curator interop tests, put Curator 5 jars (curator-recipes, curator-framework, curator-client, guava) in a folder named by CURATOR_JARS_DIR' : ''),
+          (before.curatorMissing.length > 0 ? `; for the Curator interop tests, put Curator 5 jars (${CURATOR_LIST}) in a folder named by CURATOR_JARS_DIR` : ''),
       );
     } else {
       fixes.push('install a JDK 11+ and unpack an Apache ZooKeeper release, then set ZOOKEEPER_HOME to it (and CURATOR_JARS_DIR to a folder of Curator 5 jars for the interop tests)');

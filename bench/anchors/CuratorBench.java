@@ -2,14 +2,15 @@
 // bench/locks.ts and bench/others.ts: one JSON line per workload on stdout (impl "curator"),
 // progress on stderr. Workloads in CuratorLocks.java and CuratorOthers.java, the rest here.
 // scripts/bench-compare.mjs compiles and runs it; by hand, with CP the
-// classpath of Debian's curator-{recipes,framework,client}, guava, zookeeper, zookeeper-jute,
+// classpath of Debian's curator-{recipes,framework,client,x-discovery}, guava, jackson-{databind,core,annotations}, zookeeper, zookeeper-jute,
 // slf4j-api and slf4j-simple jars:
 //   javac -d /tmp/cb -cp "$CP" bench/anchors/*.java
 //   java -cp "/tmp/cb:$CP" anchors.CuratorBench --connect HOST:PORT [--only w1,w2] [--runs N] [--warmup N]
 // Recipes: InterProcessMutex, InterProcessSemaphoreV2, InterProcessReadWriteLock, LeaderLatch,
 // SimpleDistributedQueue (queue: take() one item at a time, like our take()),
-// DistributedQueue with lockPath (queue_at_least_once: Curator's only at-least-once queue) and
-// CuratorCache (the cache_* workloads, in CuratorCaches.java).
+// DistributedQueue with lockPath (queue_at_least_once: Curator's only at-least-once queue),
+// CuratorCache (the cache_* workloads, in CuratorCaches.java) and curator-x-discovery (the
+// discovery_* workloads, in CuratorDiscovery.java).
 package anchors;
 
 import java.io.IOException;
@@ -79,6 +80,8 @@ public final class CuratorBench {
     all.put("persistent_node_recreate", CuratorNodes::persistentNodeRecreate);
     all.put("atomic_increment", CuratorAtomic::atomicIncrement);
     all.put("group_join_visible", CuratorGroup::groupJoinVisible);
+    all.put("discovery_lookup", CuratorDiscovery::discoveryLookup);
+    all.put("discovery_register_visible", CuratorDiscovery::discoveryRegisterVisible);
     all.put("queue", CuratorOthers::queue);
     all.put("queue_at_least_once", CuratorOthers::queueAtLeastOnce);
     all.put("cache_load", CuratorCaches::cacheLoad);
@@ -107,7 +110,7 @@ public final class CuratorBench {
           Map<String, Object> line = f.get(LIMIT_MS, TimeUnit.MILLISECONDS);
           double rate = ((Number) line.get("ops_per_s")).doubleValue();
           if (name.equals("raw_seq")) rawSeqRate = rate;
-          else if (rawSeqRate != null && !name.equals("raw_pipelined") && !name.equals("leader_failover") && !name.startsWith("cache_")) line.put("ratio_to_raw_seq", round(rate / rawSeqRate, 2));
+          else if (rawSeqRate != null && !name.equals("raw_pipelined") && !name.equals("leader_failover") && !name.startsWith("cache_") && !name.equals("discovery_lookup")) line.put("ratio_to_raw_seq", round(rate / rawSeqRate, 2));
           if (r >= 0) {
             System.out.println(json(line));
             System.out.flush();

@@ -13,11 +13,23 @@ import { locateZooKeeper } from '../../src/testing/index.js';
 import { pickJar } from '../../src/testing/java.js';
 import { JavaAgent } from './agent.js';
 
-/** Curator's jars (Debian's libcurator-recipes-java and its dependencies), beside ZooKeeper's. */
-export const CURATOR_JARS: readonly string[] = ['curator-recipes.jar', 'curator-framework.jar', 'curator-client.jar', 'guava.jar'];
+/**
+ * Curator's jars (Debian's libcurator-recipes-java, libcurator-discovery-java and their
+ * dependencies: curator-x-discovery reads and writes its instances with Jackson), beside ZooKeeper's.
+ */
+export const CURATOR_JARS: readonly string[] = [
+  'curator-recipes.jar',
+  'curator-framework.jar',
+  'curator-client.jar',
+  'guava.jar',
+  'curator-x-discovery.jar',
+  'jackson-databind.jar',
+  'jackson-core.jar',
+  'jackson-annotations.jar',
+];
 
 /** What installs them (and javac) on Debian. */
-export const CURATOR_INSTALL_COMMAND = 'apt-get update && apt-get install -y libcurator-recipes-java';
+export const CURATOR_INSTALL_COMMAND = 'apt-get update && apt-get install -y libcurator-recipes-java libcurator-discovery-java';
 
 /** An agent's source in the repository's test/java/ (from build/test/java/curator.js up to it). */
 function agentSource(className: string): string {

@@ -12,6 +12,7 @@ import {
   ZooKeeperNotInstalledError,
 } from '../../src/testing/index.js';
 import { locateZooKeeperIn, pickJar } from '../../src/testing/java.js';
+import { locateCurator } from '../java/curator.js';
 
 const INSTALL = 'apt-get update && apt-get install -y zookeeper';
 const SCRIPT = fileURLToPath(new URL('../../../scripts/ensure-zookeeper.mjs', import.meta.url));
@@ -241,6 +242,28 @@ describe('ZooKeeper outside Debian: ZOOKEEPER_HOME, versioned jar names, Homebre
       assert.equal(existsSync(join(stubs, 'calls')), false, 'apt-get was not run');
     } finally {
       rmSync(stubs, { recursive: true, force: true });
+    }
+  });
+
+  it("Curator's discovery jars: ensure-zookeeper and locateCurator name curator-x-discovery and Jackson when only the recipes' jars are there", () => {
+    const debian = locateZooKeeper().jarsDir;
+    const recipesOnly = mkdtempSync(join(tmpdir(), 'zk-recipes-curator-'));
+    try {
+      for (const a of ['curator-recipes', 'curator-framework', 'curator-client', 'guava']) symlinkSync(join(debian, `${a}.jar`), join(recipesOnly, `${a}.jar`));
+      const r = spawnSync(process.execPath, [SCRIPT], { env: { ...process.env, CURATOR_JARS_DIR: recipesOnly }, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(r.status, 1, r.stderr);
+      for (const jar of ['curator-x-discovery.jar', 'jackson-databind.jar', 'jackson-core.jar', 'jackson-annotations.jar']) assert.ok(r.stderr.includes(jar), r.stderr);
+      assert.ok(!r.stderr.includes('curator-recipes.jar,'), r.stderr);
+      assert.match(r.stderr, /CURATOR_JARS_DIR=/);
+      assert.throws(
+        () => locateCurator({ ...process.env, CURATOR_JARS_DIR: recipesOnly }),
+        (e: unknown) => e instanceof Error && e.message.includes(join(recipesOnly, 'curator-x-discovery.jar')) && e.message.includes('libcurator-discovery-java'),
+      );
+      // With them all: found, in CURATOR_JARS order.
+      const cp = locateCurator({ ...process.env, CURATOR_JARS_DIR: debian }).classpath.split(delimiter).map((j) => basename(j));
+      assert.deepEqual(cp.slice(0, 8), ['curator-recipes.jar', 'curator-framework.jar', 'curator-client.jar', 'guava.jar', 'curator-x-discovery.jar', 'jackson-databind.jar', 'jackson-core.jar', 'jackson-annotations.jar']);
+    } finally {
+      rmSync(recipesOnly, { recursive: true, force: true });
     }
   });
 });
