@@ -49,6 +49,7 @@ import {
   type TestingCluster as Cluster,
 } from '../src/testing/index.js';
 import { openTelemetryMetrics, openTelemetryTracing, prometheusMetrics } from '../src/metrics/index.js';
+import { ServiceCache, ServiceDiscovery } from '../src/discovery/index.js';
 
 // From build/test/options.test.js up to the repository.
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -58,7 +59,7 @@ type Source = { type: string } | { property: [type: string, key: string] } | { p
 
 /** The property names of each documented options type, read from the source with the compiler. */
 function documentedKeys(sources: readonly Source[]): Map<Source, string[]> {
-  const entries = [join(REPO, 'src', 'index.ts'), join(REPO, 'src', 'testing', 'index.ts'), join(REPO, 'src', 'metrics', 'index.ts')];
+  const entries = [join(REPO, 'src', 'index.ts'), join(REPO, 'src', 'testing', 'index.ts'), join(REPO, 'src', 'metrics', 'index.ts'), join(REPO, 'src', 'discovery', 'index.ts')];
   const program = ts.createProgram(entries, { strict: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true });
   const checker = program.getTypeChecker();
   const exported = new Map<string, ts.Symbol>();
@@ -245,6 +246,20 @@ const entries: Entry[] = [
   { name: 'waitFor', source: { type: 'WaitForOptions' }, call: (x) => waitFor(() => true, o(x)) },
   { name: 'expireSession', source: { type: 'ExpireSessionOptions' }, call: (x) => expireSession(s, proxy, o(x)) },
   { name: 'fourLetterWord', source: { type: 'FourLetterWordOptions' }, call: (x) => fourLetterWord('127.0.0.1', 1, 'ruok', o(x)), poison: () => ({ timeoutMs: 0 }) },
+  // zk-recipes/discovery: an unstarted discovery checks the options, then refuses (not started).
+  { name: 'new ServiceDiscovery', source: { type: 'ServiceDiscoveryOptions' }, call: (x) => keep(new ServiceDiscovery(s, o<{ basePath: string }>({ basePath: '/d', ...x }))) },
+  { name: 'discovery.start', source: { type: 'DiscoveryCallOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).start(o(x)), poison: aborted },
+  { name: 'discovery.register', source: { type: 'DiscoveryCallOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).register({ name: 'a' }, o(x)) },
+  { name: 'discovery.update', source: { type: 'DiscoveryCallOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).update({ name: 'a' }, o(x)) },
+  { name: 'discovery.unregister', source: { type: 'DiscoveryCallOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).unregister('a', o(x)) },
+  { name: 'discovery.close', source: { type: 'DiscoveryCallOptions' }, call: (x) => new ServiceDiscovery(s, { basePath: '/d' }).close(o(x)) },
+  { name: 'discovery.queryForNames', source: { type: 'DiscoveryQueryOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).queryForNames(o(x)) },
+  { name: 'discovery.queryForInstances', source: { type: 'DiscoveryQueryOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).queryForInstances('a', o(x)) },
+  { name: 'discovery.queryForInstance', source: { type: 'DiscoveryQueryOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).queryForInstance('a', 'b', o(x)) },
+  { name: 'discovery.serviceCache', source: { type: 'ServiceCacheOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).serviceCache('a', o(x)) },
+  { name: 'discovery.serviceProvider', source: { type: 'ServiceProviderOptions' }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).serviceProvider('a', o(x)) },
+  { name: 'serviceCache.changes', source: { type: 'ServiceCacheChangesOptions' }, call: (x) => keep(new ServiceCache(new ServiceDiscovery(s, { basePath: '/d' }), 'a')).changes(o(x)).return?.() },
+  { name: 'serviceProvider downInstancePolicy', source: { property: ['ServiceProviderOptions', 'downInstancePolicy'] }, call: (x) => keep(new ServiceDiscovery(s, { basePath: '/d' })).serviceProvider('a', { downInstancePolicy: x }) },
   // The chaos suite.
   { name: 'runChaos', source: { type: 'RunChaosOptions' }, call: (x) => runChaos(o(x)), poison: () => ({ seconds: 0 }) },
   { name: 'new Nemesis', source: { type: 'NemesisOptions' }, call: (x) => new Nemesis(o(x)) },

@@ -13,8 +13,8 @@ import { callListeners } from '../util/listeners.js';
 import { linkSignals, type LinkedSignal } from '../util/signals.js';
 import { decodeInstance, encodeInstance, jsonPayload, type PayloadCodec } from './codec.js';
 import { checkNodeName, serviceInstance, type ServiceInstance, type ServiceInstanceInit } from './instance.js';
-import { ServiceCache, type ServiceCacheOptions } from './service-cache.js';
-import { ServiceProvider, type ServiceProviderOptions } from './service-provider.js';
+import { SERVICE_CACHE_OPTION_KEYS, ServiceCache, type ServiceCacheOptions } from './service-cache.js';
+import { providerSettings, ServiceProvider, type ServiceProviderOptions } from './service-provider.js';
 
 /** Options of a {@link ServiceDiscovery}. @group Discovery */
 export interface ServiceDiscoveryOptions<P> {
@@ -104,6 +104,8 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
   readonly #registrations = new Map<string, Registration<P>>();
   readonly #owned = new Set<ServiceCache<P> | ServiceProvider<P>>();
   readonly #closer = new AbortController();
+  /** Nodes of failed registrations being removed. */
+  readonly #cleanups = new Set<Promise<void>>();
   #started = false;
   #closing: Promise<void> | undefined;
 
@@ -146,6 +148,9 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
    */
   async register(instance: ServiceInstance<P> | ServiceInstanceInit<P>, options: DiscoveryCallOptions = {}): Promise<void> {
     const o = checkOptions(options, 'ServiceDiscovery.register', DISCOVERY_CALL_OPTION_KEYS);
+    // Checked before the node starts: a bad deadline must not leave a registration behind.
+    checkTimeout(o.timeoutMs);
+    checkSignal(o.signal);
     this.#checkUsable();
     const inst = checkInstance(instance);
     const data = encodeInstance(inst, this.codec, this.session.dataLimit);
@@ -164,7 +169,9 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
     } catch (err) {
       if (this.#registrations.get(inst.id) === reg) this.#registrations.delete(inst.id);
       node.removeAllListeners();
-      await node.close().catch(() => undefined);
+      // The caller's deadline is over: the node (if its create got through) is removed in the
+      // background, and close() waits for that too.
+      this.#cleanup(node.close());
       throw err;
     }
   }
@@ -283,6 +290,7 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
 
   /** A live copy of service `name`'s instances (call its `start`); closed with the discovery. */
   serviceCache(name: string, options: ServiceCacheOptions = {}): ServiceCache<P> {
+    checkOptions(options, 'ServiceDiscovery.serviceCache', SERVICE_CACHE_OPTION_KEYS);
     this.#checkUsable();
     const cache = new ServiceCache<P>(this, name, options);
     this.#own(cache);
@@ -291,10 +299,16 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
 
   /** A provider of service `name`'s instances over a live copy (call its `start`); closed with the discovery. */
   serviceProvider(name: string, options: ServiceProviderOptions<P> = {}): ServiceProvider<P> {
+    providerSettings(options);
     this.#checkUsable();
     const provider = new ServiceProvider<P>(this, name, options);
     this.#own(provider);
     return provider;
+  }
+
+  #cleanup(closing: Promise<void>): void {
+    const done = closing.catch((err: unknown) => this.#emit('error', err instanceof Error ? err : new Error(String(err)))).finally(() => this.#cleanups.delete(done));
+    this.#cleanups.add(done);
   }
 
   #own(thing: ServiceCache<P> | ServiceProvider<P>): void {
@@ -321,7 +335,7 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
           r.node.removeAllListeners();
           return r.node.close({ ...(t === undefined ? {} : { timeoutMs: t }), ...(signal ? { signal } : {}) });
         });
-        const results = await Promise.allSettled([...owned, ...nodes]);
+        const results = await Promise.allSettled([...owned, ...nodes, ...this.#cleanups]);
         const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed) throw failed.reason;
       })();

@@ -53,6 +53,30 @@ export const SERVICE_PROVIDER_OPTION_KEYS = optionKeys<ServiceProviderOptions<un
 /** The keys of {@link DownInstancePolicy}. @internal */
 export const DOWN_INSTANCE_POLICY_KEYS = optionKeys<DownInstancePolicy>({ timeoutMs: true, errorThreshold: true });
 
+/** A provider's options, checked (every check the constructor makes, and nothing sent). @internal */
+export function providerSettings<P>(options: ServiceProviderOptions<P>): {
+  options: ServiceProviderOptions<P>;
+  strategy: ProviderStrategy;
+  filters: readonly ((instance: ServiceInstance<P>) => boolean)[];
+  downMs: number;
+  threshold: number;
+} {
+  const o = checkOptions(options, 'serviceProvider', SERVICE_PROVIDER_OPTION_KEYS);
+  const strategy = o.strategy ?? roundRobin();
+  if (strategy === null || typeof strategy !== 'object' || typeof strategy.pick !== 'function') throw new InvalidArgumentError(`serviceProvider: strategy must be { pick(instances) }, got ${describe(strategy)}`);
+  const filters = o.filters ?? [];
+  if (!Array.isArray(filters) || filters.some((f) => typeof f !== 'function')) throw new InvalidArgumentError(`serviceProvider: filters must be an array of functions, got ${describe(filters)}`);
+  const policy = checkRecord(o.downInstancePolicy, 'downInstancePolicy') ?? {};
+  checkOptions(policy, 'downInstancePolicy', DOWN_INSTANCE_POLICY_KEYS);
+  return {
+    options: o,
+    strategy,
+    filters: [...filters],
+    downMs: checkInt(policy.timeoutMs, 'downInstancePolicy.timeoutMs', 0, 2 ** 31 - 1, 30_000),
+    threshold: checkInt(policy.errorThreshold, 'downInstancePolicy.errorThreshold', 1, 2 ** 31 - 1, 2),
+  };
+}
+
 /** Errors noted against one instance. */
 interface Down {
   readonly since: number;
@@ -86,17 +110,12 @@ export class ServiceProvider<P = unknown> extends EventEmitter<ServiceProviderEv
   /** @internal Made by {@link ServiceDiscovery.serviceProvider}. */
   constructor(discovery: ServiceDiscovery<P>, name: string, options: ServiceProviderOptions<P> = {}) {
     super();
-    const o = checkOptions(options, 'serviceProvider', SERVICE_PROVIDER_OPTION_KEYS);
-    const strategy = o.strategy ?? roundRobin();
-    if (strategy === null || typeof strategy !== 'object' || typeof strategy.pick !== 'function') throw new InvalidArgumentError(`serviceProvider: strategy must be { pick(instances) }, got ${describe(strategy)}`);
-    const filters = o.filters ?? [];
-    if (!Array.isArray(filters) || filters.some((f) => typeof f !== 'function')) throw new InvalidArgumentError(`serviceProvider: filters must be an array of functions, got ${describe(filters)}`);
-    const policy = checkRecord(o.downInstancePolicy, 'downInstancePolicy') ?? {};
-    checkOptions(policy, 'downInstancePolicy', DOWN_INSTANCE_POLICY_KEYS);
-    this.#downMs = checkInt(policy.timeoutMs, 'downInstancePolicy.timeoutMs', 0, 2 ** 31 - 1, 30_000);
-    this.#threshold = checkInt(policy.errorThreshold, 'downInstancePolicy.errorThreshold', 1, 2 ** 31 - 1, 2);
-    this.#strategy = strategy;
-    this.#filters = [...filters];
+    const settings = providerSettings(options);
+    const o = settings.options;
+    this.#downMs = settings.downMs;
+    this.#threshold = settings.threshold;
+    this.#strategy = settings.strategy;
+    this.#filters = settings.filters;
     this.name = name;
     this.#cache = new ServiceCache<P>(discovery, name, o.watchMode === undefined ? {} : { watchMode: o.watchMode });
     this.#cache.on('changed', (list) => this.#emit('changed', list));
