@@ -200,6 +200,7 @@ const entries: Entry[] = [
   { name: 'atomic.initialize', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).initialize(1, o(x)), poison: aborted },
   // Group membership.
   { name: 'groupMember.start', source: { type: 'GroupStartOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a')).start(o(x)), poison: aborted },
+  { name: 'groupMember.setThisData', source: { parameter: ['GroupMember', 'setThisData', 1] }, call: (x) => keep(new GroupMember(s, '/g', 'a')).setThisData('x', o(x)), poison: aborted },
   { name: 'groupMember.views', source: { type: 'GroupViewsOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a')).views(o(x)) },
   // Leader election.
   { name: 'new LeaderLatch', source: { type: 'LeaderLatchOptions' }, call: (x) => keep(new LeaderLatch(s, '/l', o(x))) },

@@ -194,7 +194,9 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
         : link.signal.aborted
           ? link.signal.reason
           : err;
-      await this.close();
+      // The caller's deadline is over: the member closes (its node deleted, its watch removed)
+      // in the background; a later close() waits for it.
+      this.close().catch((e: unknown) => this.#emit('error', e instanceof Error ? e : new Error(String(e))));
       throw reason;
     } finally {
       link.dispose();
@@ -205,15 +207,19 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
    * Sets our payload: written to our node now if it exists, and used by every re-create. Throws
    * `InvalidArgumentError` for data that is not a Buffer, Uint8Array or string or is over the
    * session's data limit, `ClosedError` after `close()`. Before {@link start} it only replaces
-   * the payload the node will be created with.
+   * the payload the node will be created with. `options` bound the write (`OperationTimeoutError`,
+   * or the signal's reason); the payload is kept for every re-create either way.
    */
-  async setThisData(data: NodeData): Promise<void> {
+  async setThisData(data: NodeData, options: GroupStartOptions = {}): Promise<void> {
+    const o = checkOptions(options, 'GroupMember.setThisData', GROUP_START_OPTION_KEYS);
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const signal = checkSignal(o.signal);
     if (this.#isClosed()) throw new ClosedError(`group member ${this.memberId} of ${this.membershipPath} is closed`, { path: this.membershipPath });
     if (data === undefined || data === null) throw new InvalidArgumentError(`GroupMember.setThisData: data must be a Buffer, Uint8Array or string, got ${describe(data)}`, { path: this.membershipPath });
     const buf = toBuffer(data, this.#session.dataLimit, joinPath(this.membershipPath, this.memberId)) as Buffer;
     this.#payload = Buffer.from(buf);
     this.#schedule();
-    await this.#node.setData(this.#payload);
+    await this.#node.setData(this.#payload, { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(signal === undefined ? {} : { signal }) });
   }
 
   /**

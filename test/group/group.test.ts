@@ -270,9 +270,12 @@ describe('GroupMember', () => {
     // Cut off: neither the create nor the first read can finish.
     proxy.blackhole();
     const cut = new GroupMember(s, path, 'cut');
+    const t0 = Date.now();
     await assert.rejects(cut.start({ timeoutMs: 300 }), OperationTimeoutError);
+    assert.ok(Date.now() - t0 < 2000, `rejected at its deadline, not after the cleanup (${Date.now() - t0} ms)`);
     assert.equal(cut.state, 'CLOSED');
     proxy.pass();
+    await cut.close(); // the cleanup started by the failed start
     await waitFor(() => s.state === 'CONNECTED' || s.state === 'RECONNECTED', { timeoutMs: 15_000, message: 'connected again' });
     await s.sync(path.slice(0, path.lastIndexOf('/')));
     // Whatever was held in the partition has been delivered by now: nothing of ours is there.
@@ -306,7 +309,8 @@ describe('GroupMember', () => {
     r.catch(() => undefined);
     await withTimeout(created, 10_000, 'quick created');
     ac2.abort(new Error('late abort'));
-    await r.then(() => quick.close(), (err: unknown) => assert.match(String(err), /late abort/));
+    await r.then(() => undefined, (err: unknown) => assert.match(String(err), /late abort/));
+    await Promise.all([aborted, closing, quick].map((m) => m.close()));
     assert.deepEqual(await fx.children(path), []);
     await noWatches(s, path);
     for (const m of [aborted, closing, quick]) assert.equal(m.state, 'CLOSED');
