@@ -20,6 +20,7 @@ import { main as persistentNodeExample } from '../examples/persistent-node.js';
 import { main as atomicExample } from '../examples/atomic.js';
 import { main as groupExample } from '../examples/group-member.js';
 import { main as multiLockExample } from '../examples/multilock.js';
+import { client as discoveryClient, instance as discoveryInstance } from '../examples/discovery.js';
 
 let server: TestingServer;
 let observer: ZkSession;
@@ -361,4 +362,34 @@ test('examples/multilock.ts: 3 instances x 10 transfers between 4 accounts at on
     assert.deepEqual((await observer.getChildren(`${path}/locks/${lock}`).catch(() => ({ children: [] as string[] }))).children, [], `nothing left in ${lock}`);
   }
   await onlyObserverLeft();
+});
+
+test('examples/discovery.ts: two instances register, a client calls both round robin, then only the one left; nothing left behind', async () => {
+  const basePath = unique('services');
+  const stops = [new AbortController(), new AbortController()];
+  const ready: Promise<string>[] = [];
+  const runs = stops.map((stop, i) => {
+    let announced: (id: string) => void = () => undefined;
+    ready.push(new Promise<string>((resolve) => (announced = resolve)));
+    return discoveryInstance(server.connectString, { basePath, id: `api-${i + 1}`, onReady: (id) => announced(id), signal: stop.signal });
+  });
+  try {
+    assert.deepEqual(await withTimeout(Promise.all(ready), 20_000, 'both instances registered'), ['api-1', 'api-2']);
+    const answers = await discoveryClient(server.connectString, { basePath, calls: 6 });
+    assert.deepEqual([...answers].sort(), ['api-1', 'api-1', 'api-1', 'api-2', 'api-2', 'api-2'], 'round robin over both');
+    const node = JSON.parse((await observer.getData(`${basePath}/api/api-1`)).data.toString()) as Record<string, unknown>;
+    assert.deepEqual(node.payload, { zone: 'eu-1' });
+    assert.equal(node.address, '127.0.0.1');
+    stops[0]?.abort();
+    await runs[0];
+    assert.deepEqual((await observer.getChildren(`${basePath}/api`)).children, ['api-2'], 'the stopped instance unregistered');
+    assert.deepEqual(await discoveryClient(server.connectString, { basePath, calls: 3 }), ['api-2', 'api-2', 'api-2']);
+  } finally {
+    for (const stop of stops) stop.abort();
+    await Promise.all(runs);
+  }
+  assert.deepEqual((await observer.getChildren(`${basePath}/api`).catch(() => ({ children: [] as string[] }))).children, []);
+  await onlyObserverLeft();
+  const watches = await server.watchesBySession();
+  assert.deepEqual([...watches.values()].flat().filter((p) => p.startsWith(basePath)), []);
 });
