@@ -36,7 +36,7 @@ const { values } = parseArgs({
 async function main(): Promise<void> {
   if (values.help) {
     console.log(`usage: npm run chaos -- [--seconds 60] [--seed N] [--out DIR] [--session-timeout 4000]
-       [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once,cache,zkr,double-barrier,shared-count,persistent-node,atomic,group,multilock]
+       [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once,cache,zkr,double-barrier,shared-count,persistent-node,atomic,group,multilock,discovery]
        [--clients N (per workload)] [--faults kind=weight,...] [--quiet]
          (--faults '*=0,delete-waiter=3': every kind off first, then only delete-waiter)
        [--recheck DIR/report.json]: check a recorded history again (prints, writes nothing)

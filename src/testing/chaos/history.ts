@@ -520,8 +520,46 @@ export interface GroupViewEvent extends EventBase {
   final?: boolean;
 }
 
+/**
+ * A service discovery call of the `discovery` workload: `invoke` before the call, `ok` when it
+ * resolved, `fail` when it rejected (an update's or unregister's write may still land). Each
+ * instance id is registered once; `version` is the payload's `v` the call writes (0 at register).
+ */
+export interface DiscoveryOpEvent extends EventBase {
+  /** Discriminator. */
+  type: 'discovery';
+  /** Phase of the call. */
+  phase: 'invoke' | 'ok' | 'fail';
+  /** The workload's name. */
+  workload: string;
+  /** Which call. */
+  op: 'register' | 'update' | 'unregister';
+  /** The instance's id. */
+  instance: string;
+  /** The payload version written (register and update). */
+  version?: number;
+  /** Error, for `fail`. */
+  error?: string;
+}
+
+/** A client's service cache changed (or was first loaded, or is read one last time: `final`): each instance id with its payload version. */
+export interface DiscoveryViewEvent extends EventBase {
+  /** Discriminator. */
+  type: 'discovery-view';
+  /** The workload's name. */
+  workload: string;
+  /** Instance id to the payload version the cache holds. */
+  instances: Record<string, number>;
+  /** Whether the cache followed the server then. */
+  synced: boolean;
+  /** Recorded just before the client closed its cache, at the end of the run. */
+  final?: boolean;
+}
+
 /** One event of a chaos history. */
 export type ChaosEvent =
+  | DiscoveryOpEvent
+  | DiscoveryViewEvent
   | GroupOpEvent
   | GroupViewEvent
   | AtomicEvent
@@ -552,7 +590,7 @@ export type ChaosEvent =
 export type ChaosEventBody = ChaosEvent extends infer E ? (E extends ChaosEvent ? Omit<E, 't' | 'client'> : never) : never;
 
 /** The kinds of recipe a workload exercises. */
-export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node' | 'atomic' | 'group' | 'multilock';
+export type WorkloadKind = 'mutex' | 'semaphore' | 'rwlock' | 'latch' | 'selector' | 'queue-at-most-once' | 'queue-at-least-once' | 'cache' | 'zkr' | 'double-barrier' | 'shared-count' | 'persistent-node' | 'atomic' | 'group' | 'multilock' | 'discovery';
 
 /** A workload of a run: its name (unique), kind, ZooKeeper path and limits. */
 export interface WorkloadSpec {

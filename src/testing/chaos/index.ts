@@ -26,6 +26,8 @@ export {
   type PersistentNodeEvent,
   type GroupOpEvent,
   type GroupViewEvent,
+  type DiscoveryOpEvent,
+  type DiscoveryViewEvent,
   type CounterEvent,
   type DeliveryEvent,
   type EndEvent,

@@ -10,6 +10,7 @@ import { checkDoubleBarrier } from './barrier.js';
 import { checkPresence } from './presence.js';
 import { checkCache } from './cache.js';
 import { checkCounter } from './counter.js';
+import { checkDiscovery } from './discovery.js';
 import { checkGroup } from './group.js';
 import { checkExclusion } from './exclusion.js';
 import { checkLeftovers } from './leftovers.js';
@@ -24,7 +25,7 @@ import { checkNumber, checkObject, describe, need, optionKeys } from '../validat
 /** The keys of {@link CheckOptions}. @internal */
 export const CHECK_OPTION_KEYS = optionKeys<CheckOptions>({ slackMs: true, checks: true });
 
-const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'atomic', 'group', 'deadlock', 'leftovers', 'harness'];
+const CHECKS: readonly CheckName[] = ['exclusion', 'tokens', 'counter', 'resource', 'queue', 'cache', 'barrier', 'shared', 'presence', 'atomic', 'group', 'discovery', 'deadlock', 'leftovers', 'harness'];
 
 const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector', 'zkr']);
 
@@ -51,6 +52,9 @@ const LOCK_KINDS = new Set(['mutex', 'semaphore', 'rwlock', 'latch', 'selector',
  *   most those of unknown outcome; no two acknowledged updates claim the same value;
  * - **group**: after faults heal, every live group member's view holds every live member within
  *   two session timeouts and 10 s, and none holds a member that had closed for good past that;
+ * - **discovery**: after faults heal, every client's service cache holds every registered
+ *   instance with at least its last acknowledged payload within that bound, and none that was
+ *   unregistered; no cache shows an instance's payload going back, or one never written;
  * - **exclusion**, **tokens**, **resource** for a multi-lock: each member lock path on its own,
  *   as a mutex;
  * - **deadlock**: every multi-lock acquisition ended (granted, timed out or failed) before the
@@ -105,6 +109,8 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
       violations.push(...checkDoubleBarrier(history, spec));
     } else if (spec.kind === 'group') {
       violations.push(...checkGroup(history, spec));
+    } else if (spec.kind === 'discovery') {
+      violations.push(...checkDiscovery(history, spec));
     } else if (spec.kind === 'shared-count') {
       violations.push(...checkSharedCount(history, spec));
       stats.increments[spec.name] = history.events.filter((e) => e.type === 'shared-count' && e.workload === spec.name && e.phase === 'ok').length;

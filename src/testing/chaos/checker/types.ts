@@ -7,7 +7,7 @@ import type { ChaosEvent } from '../history.js';
 import type { CacheSummary } from './cache.js';
 
 /** The checks of {@link checkHistory}. */
-export type CheckName = 'exclusion' | 'tokens' | 'counter' | 'resource' | 'queue' | 'cache' | 'barrier' | 'shared' | 'presence' | 'atomic' | 'group' | 'deadlock' | 'leftovers' | 'harness';
+export type CheckName = 'exclusion' | 'tokens' | 'counter' | 'resource' | 'queue' | 'cache' | 'barrier' | 'shared' | 'presence' | 'atomic' | 'group' | 'discovery' | 'deadlock' | 'leftovers' | 'harness';
 
 /** One broken promise, with the events that show it. */
 export interface Violation {

@@ -7,6 +7,7 @@
 import type { WorkloadKind } from '../history.js';
 import { atomicWorkload } from './atomic.js';
 import { doubleBarrierWorkload } from './barrier.js';
+import { discoveryWorkload } from './discovery.js';
 import { cacheWorkload } from './cache.js';
 import { groupWorkload } from './group.js';
 import type { Workload } from './common.js';
@@ -35,4 +36,5 @@ export const WORKLOADS: Readonly<Record<WorkloadKind, Workload>> = {
   atomic: atomicWorkload,
   group: groupWorkload,
   multilock: multiLockWorkload,
+  discovery: discoveryWorkload,
 };
