@@ -9,7 +9,7 @@ import { watchSettled } from '../client/session.js';
 import type { NodeData, WatchEvent } from '../client/types.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, parentOf, toBuffer, validatePath } from '../client/validate.js';
-import { ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError, UnimplementedError } from '../errors.js';
+import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError, UnimplementedError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
 import { protectedPrefix } from '../driver/names.js';
@@ -431,6 +431,10 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
 
   async #finish(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
     const link = linkSignals([signal], timeoutMs);
+    // Captured now: a delete given up at the deadline goes on in the background on this session
+    // only (a lost session takes an ephemeral with it).
+    const sessionId = this.#session.sessionId;
+    const sessionSignal = this.#session.signal;
     try {
       // A create in flight settles first (a sent write waits for its reply).
       await raceAbort(this.#loop ?? Promise.resolve(), link.signal);
@@ -451,10 +455,40 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
       }
       this.#actual = undefined;
     } catch (err) {
+      // As Curator's guaranteed delete: the caller is told at its deadline, and the node (or a
+      // create whose reply was lost) is still removed once the server can be reached.
+      const at = this.#actual;
+      const p = this.#pending;
+      if (at !== undefined || p?.unsure === true) void this.#sweep(at, p, sessionId, sessionSignal);
       if (link.signal.aborted) throw this.#reason(link, timeoutMs, 'not deleted');
       throw err;
     } finally {
       link.dispose();
+    }
+  }
+
+  /**
+   * Deletes the node after close gave up, retrying with backoff until it is gone, or the session
+   * it was created on is (closed, or lost: an ephemeral went with it). An ephemeral is deleted
+   * only while that session owns it, read after a `sync` (a session's requests apply in order,
+   * so the read comes after any create of ours).
+   */
+  async #sweep(at: string | undefined, p: Pending | undefined, sessionId: bigint, signal: AbortSignal): Promise<void> {
+    const ephemeral = this.#mode.startsWith('EPHEMERAL');
+    for (let attempt = 0; !signal.aborted && !this.#session.closed && this.#session.sessionId === sessionId; attempt++) {
+      try {
+        const path = at ?? (p === undefined ? undefined : await this.#find(p, signal));
+        if (path === undefined) return;
+        await this.#session.sync(path, { signal });
+        const stat = await this.#session.exists(path, { signal });
+        if (stat === null || (ephemeral && stat.ephemeralOwner !== sessionId)) return;
+        await this.#session.delete(path, { version: stat.version, signal });
+        return;
+      } catch (err) {
+        if (err instanceof NoNodeError || signal.aborted) return;
+        if (!(err instanceof BadVersionError)) this.emit('error', err instanceof Error ? err : new Error(String(err)));
+        await delay(backoffDelay(this.#backoff, Math.min(attempt, 20)), signal).catch(noop);
+      }
     }
   }
 

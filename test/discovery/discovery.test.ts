@@ -150,6 +150,28 @@ test('a register that times out or is aborted while its create is on the way lea
   await fx.waitNoWatches(s, base);
 });
 
+test('an unregister that times out in a partition: the caller is told at its deadline, and the instance is still removed once the partition heals (the session lives on)', async () => {
+  const base = uniquePath('disc-unreg');
+  const proxy = await fx.proxy();
+  const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+  await using d = await started(s, base);
+  await d.register({ name: 'api', id: 'u', port: 1 }, { timeoutMs: 10_000 });
+  const session = s.sessionId;
+  proxy.blackhole();
+  const t0 = Date.now();
+  await assert.rejects(d.unregister('u', { timeoutMs: 500 }), OperationTimeoutError);
+  assert.ok(Date.now() - t0 < 2000, `told at its deadline (${Date.now() - t0} ms)`);
+  assert.deepEqual(ids(d.registered), [], 'no longer kept');
+  assert.deepEqual(await fx.children(`${base}/api`), ['u'], 'still there during the partition');
+  // The connection dies with the delete held in it: it never reaches the server.
+  proxy.dropAll();
+  proxy.pass();
+  await waitFor(async () => (await fx.children(`${base}/api`)).length === 0, { timeoutMs: 15_000, message: 'removed after the heal' });
+  assert.equal(s.sessionId, session, 'by us, not by an expiry');
+  await d.close();
+  await fx.waitNoWatches(s, base);
+});
+
 test('a register whose create reply was lost makes exactly one node, ours', async () => {
   const base = uniquePath('disc-lost');
   const proxy = await fx.proxy();
