@@ -57,9 +57,6 @@ describe('TLS: secureClientPort', () => {
     assert.equal((await q2.take({ timeoutMs: 5000 })).toString(), 'one');
     assert.equal((await q2.take({ timeoutMs: 5000 })).toString(), 'two');
     await Promise.all([q1.close(), q2.close()]);
-    // The server sees the sessions on its TLS port.
-    const cons = await server.connections();
-    assert.ok(cons.some((c) => c.sessionId === `0x${a.sessionId.toString(16)}`), `the TLS session is a connection of the server: ${JSON.stringify(cons)}`);
     await a.deleteRecursive(base);
   });
 
