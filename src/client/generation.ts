@@ -11,7 +11,7 @@ import { LossClock } from './loss-clock.js';
 import { backoffDelay, type Backoff } from './retry.js';
 import { CM_STATE, createRawClient, emitChildrenChanged, forgetWatcher, hasOneShotWatcher, sendSync, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import { WatchRegistry } from './watch-registry.js';
-import { secureConnections, type ResolvedTls } from './tls.js';
+import { detectTlsPorts, secureConnections, type ResolvedTls, type TlsHooks } from './tls.js';
 import type { TlsError } from '../errors.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
@@ -176,7 +176,7 @@ export class Generation {
       sessionId: options.sessionId,
       sessionPassword: options.sessionPassword,
     });
-    if (options.tls) this.secure(options.tls);
+    this.secure(options.tls);
     for (const a of options.auth) this.raw.addAuthInfo(a.scheme, Buffer.from(a.credentials));
     this.persistent = new WatchRegistry({
       removeOnServer: (path, recursive) => this.removePersistent(path, recursive),
@@ -218,12 +218,13 @@ export class Generation {
   }
 
   /**
-   * Connects over TLS. A failed handshake counts as an attempt that did not work: the next one
+   * Connects over TLS (or, plain, watches for servers that want TLS). A failed handshake counts as an attempt that did not work: the next one
    * waits the reconnect backoff (a refused certificate stays refused; see `reconnectDelay`).
    */
-  private secure(tls: ResolvedTls): void {
+  private secure(tls: ResolvedTls | undefined): void {
     let inARow = 0;
-    secureConnections(this.raw, tls, {
+    // A plain session learns that a server wanted TLS (see detectTlsPorts).
+    (tls ? (c: RawClient, h: TlsHooks) => secureConnections(c, tls, h) : detectTlsPorts)(this.raw, {
       failed: (err) => {
         if (this.dead) return;
         inARow += 1;

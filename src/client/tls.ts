@@ -246,3 +246,59 @@ export function serverCount(connectString: string): number {
   const slash = connectString.indexOf('/');
   return (slash >= 0 ? connectString.slice(0, slash) : connectString).split(',').length;
 }
+
+/**
+ * For a plain session: when a server closes a connection without a byte in answer to our
+ * handshake, asks it once (one probe at a time) whether it speaks TLS there, with a bare TLS
+ * handshake (no certificates: a TLS server answers with its own, or with an alert). A port that
+ * does is a `secureClientPort` the session was not told about: reported as a failed handshake,
+ * so that `connect` fails typed and fast instead of redialling until its deadline. Installed
+ * before {@link interceptHandshake} wraps the handshake.
+ * @internal
+ */
+export function detectTlsPorts(client: RawClient, hooks: TlsHooks): void {
+  const cm = client.connectionManager;
+  const handshake = cm.onSocketConnected;
+  let probing = false;
+  cm.onSocketConnected = function (this: RawConnectionManager): void {
+    const socket = this.socket;
+    if (socket) {
+      let answered = false;
+      // Read now: a closed socket no longer knows its peer.
+      const host = socket.remoteAddress;
+      const port = socket.remotePort;
+      socket.once('data', () => (answered = true));
+      socket.once('close', () => {
+        if (answered || probing || host === undefined || port === undefined) return;
+        probing = true;
+        probeTls(host, port, (speaks) => {
+          probing = false;
+          if (speaks) hooks.failed(new TlsError(`${host}:${port} speaks TLS (a secureClientPort) and closed our plain connection: give the session the tls option, or connect to the plain clientPort`, `${host}:${port}`));
+        });
+      });
+    }
+    handshake.call(this);
+  };
+}
+
+/** Whether `host:port` answers a TLS ClientHello as a TLS server (within a second). */
+function probeTls(host: string, port: number, done: (speaks: boolean) => void): void {
+  let settled = false;
+  const finish = (speaks: boolean): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    socket.destroy();
+    done(speaks);
+  };
+  const socket = tlsConnect({ host, port, rejectUnauthorized: false, checkServerIdentity: () => undefined });
+  const timer = setTimeout(() => finish(false), 1000);
+  // A probe never keeps the process alive.
+  timer.unref();
+  socket.unref();
+  socket.once('secureConnect', () => finish(true));
+  // A TLS alert (e.g. the server wants a client certificate) is a TLS server too; a reset or
+  // bytes that are no TLS record are not.
+  socket.once('error', (err: NodeJS.ErrnoException) => finish(/^ERR_SSL_(SSLV3_|TLSV1_|TLSV13_)?ALERT/.test(err.code ?? '')));
+  socket.once('close', () => finish(false));
+}

@@ -100,6 +100,12 @@ describe('TLS: secureClientPort', () => {
     assert.match(err.message, /is it a secureClientPort/);
   });
 
+  test('a plain client to the TLS port fails typed and fast', async () => {
+    const err = await refused(server.secureConnectString, {});
+    assert.match(err.message, /speaks TLS/);
+    assert.equal(err.cause, undefined);
+  });
+
   test('a bad tls option is refused before anything connects', async () => {
     await assert.rejects(ZkSession.connect(server.secureConnectString, { tls: { ca: '' } }), { code: 'INVALID_ARGUMENT' });
     await assert.rejects(ZkSession.connect(server.secureConnectString, { tls: { cert: certs.clientTls.cert as Buffer } }), /go together/);
