@@ -119,6 +119,9 @@ function check() {
     curatorMissing: serverOnly ? [] : CURATOR_ARTIFACTS.filter((a) => !hasJar(jarsIn(curatorDir), a)),
     javaMissing: java === undefined,
     javacMissing: !serverOnly && !javacFound(java),
+    // TLS test servers: Netty (the only connection factory with TLS) beside Debian's ZooKeeper, and openssl for their certificates.
+    nettyMissing: zk.dir === DEBIAN_DIR && zk.missing.length === 0 && !hasJar(jarsIn(DEBIAN_DIR), 'netty-handler'),
+    opensslMissing: findOnPath('openssl') === undefined,
   };
 }
 
@@ -128,10 +131,12 @@ function describe(c) {
   if (c.curatorMissing.length > 0) what.push(`Curator jars not found in ${c.curatorDir} (${c.curatorMissing.map((a) => `${a}.jar`).join(', ')})`);
   if (c.javaMissing) what.push('java not found (JAVA, JAVA_HOME or PATH)');
   if (c.javacMissing) what.push('javac not found (JAVAC, beside java, or PATH)');
+  if (c.nettyMissing) what.push(`Netty jars not found in ${DEBIAN_DIR} (netty-handler.jar; TLS test servers)`);
+  if (c.opensslMissing) what.push('openssl not found on PATH (TLS test certificates)');
   return what.join('; ');
 }
 
-const missingAny = (c) => c.zk.missing.length > 0 || c.curatorMissing.length > 0 || c.javaMissing || c.javacMissing;
+const missingAny = (c) => c.zk.missing.length > 0 || c.curatorMissing.length > 0 || c.javaMissing || c.javacMissing || c.nettyMissing || c.opensslMissing;
 
 const before = check();
 if (!missingAny(before)) process.exit(0);
@@ -141,6 +146,8 @@ const packages = [
   ...new Set(before.curatorMissing.map((a) => CURATOR_PACKAGES[a])),
   // The JDK brings java too.
   ...(before.javacMissing ? ['default-jdk-headless'] : before.javaMissing ? ['default-jre-headless'] : []),
+  ...(before.nettyMissing ? ['libnetty-java'] : []),
+  ...(before.opensslMissing ? ['openssl'] : []),
 ];
 const command = `apt-get update && apt-get install -y ${packages.join(' ')}`;
 // apt-get fills /usr/share/java and PATH only: a folder or a java named in the environment

@@ -22,7 +22,8 @@ export type LocalErrorCode =
   | 'OUTCOME_UNKNOWN'
   | 'CORRUPT_VALUE'
   | 'INVALID_INSTANCE'
-  | 'NOT_REGISTERED';
+  | 'NOT_REGISTERED'
+  | 'TLS_FAILED';
 
 /** Stable codes of errors that come from a ZooKeeper server reply or the connection to it. @group Errors */
 export type ServerErrorCode =
@@ -328,5 +329,23 @@ export class NotRegisteredError extends ZkRecipesError {
   /** Creates the error; the message names the instance. */
   constructor(message: string, options?: ZkErrorOptions) {
     super('NOT_REGISTERED', message, options);
+  }
+}
+
+/**
+ * A TLS connection to a ZooKeeper server could not be set up: its certificate was refused (an
+ * unknown CA, expired, issued for another host name), it refused ours, or it does not speak TLS
+ * on that port (or speaks TLS where the session does not). `cause` is the `node:tls` error (its
+ * `code`, e.g. `CERT_HAS_EXPIRED`, `ERR_TLS_CERT_ALTNAME_INVALID`, says which); `server` is the
+ * `host:port` that failed. Fix the configuration: retrying does not help.
+ * @group Errors
+ */
+export class TlsError extends ZkRecipesError {
+  /** The server that failed, `host:port`. */
+  readonly server: string;
+  /** Creates the error; the message names the server, what failed and what to check. */
+  constructor(message: string, server: string, options?: ZkErrorOptions) {
+    super('TLS_FAILED', message, options);
+    this.server = server;
   }
 }

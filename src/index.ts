@@ -36,6 +36,8 @@ export type {
   WaitOptions,
   WatchOptions,
 } from './client/session.js';
+// TLS to a secureClientPort (the session's `tls` option).
+export { tlsFromFiles, type TlsFiles, type TlsMaterial, type TlsOptions } from './client/tls.js';
 export { PersistentWatch, type PersistentWatchEvents, type PersistentWatchItem, type PersistentWatchIteratorOptions, type PersistentWatchReset } from './client/persistent-watch.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { Acls, Perms } from './client/types.js';

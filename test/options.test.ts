@@ -29,6 +29,7 @@ import {
   AtomicNumber,
   GroupMember,
   ZkSession,
+  tlsFromFiles,
 } from '../src/index.js';
 import {
   ChaosProxy,
@@ -37,6 +38,7 @@ import {
   expireSessionByTicket,
   fourLetterWord,
   freePort,
+  generateTestCertificates,
   HistoryRecorder,
   Nemesis,
   runChaos,
@@ -146,6 +148,8 @@ const entries: Entry[] = [
   // The session.
   { name: 'new ZkSession', source: { type: 'SessionOptions' }, call: (x) => keep(new ZkSession(s.connectString, o({ ...x, connectTimeoutMs: 100 }))) },
   { name: 'new ZkSession retry', source: { type: 'RetryPolicy' }, call: (x) => keep(new ZkSession(s.connectString, { retry: x, connectTimeoutMs: 100 })) },
+  { name: 'new ZkSession tls', source: { type: 'TlsOptions' }, call: (x) => keep(new ZkSession(s.connectString, { tls: o(x), connectTimeoutMs: 100 })) },
+  { name: 'tlsFromFiles', source: { type: 'TlsFiles' }, call: (x) => tlsFromFiles(o(x)), poison: () => ({ ca: '' }) },
   { name: 'ZkSession.connect', source: { parameter: ['ZkSession', 'connect', 1] }, call: (x) => ZkSession.connect(s.connectString, o(x)), poison: aborted },
   { name: 'waitConnected', source: { type: 'WaitOptions' }, call: (x) => s.waitConnected(o(x)), poison: aborted },
   { name: 'create', source: { type: 'CreateCallOptions' }, call: (x) => s.create('/x', o(x)), poison: aborted },
@@ -236,6 +240,8 @@ const entries: Entry[] = [
   { name: 'persistentNode.close', source: { type: 'PersistentNodeWaitOptions' }, call: (x) => new PersistentNode(s, '/n').close(o(x)), poison: aborted },
   // The test kit: poisoned so that nothing starts.
   { name: 'TestingServer.start', source: { type: 'TestingServerOptions' }, call: (x) => TestingServer.start(o(x)), poison: () => ({ tickTime: 0 }) },
+  { name: 'TestingServer.start tls', source: { type: 'ServerTlsFiles' }, call: (x) => TestingServer.start({ tls: o(x) }), poison: () => ({ keyStore: '' }) },
+  { name: 'generateTestCertificates', source: { type: 'GenerateCertificatesOptions' }, call: (x) => generateTestCertificates(o(x)), poison: () => ({ dir: '' }) },
   { name: 'TestingCluster.start', source: { type: 'TestingClusterOptions' }, call: (x) => TestingCluster.start(3, o(x)), poison: () => ({ tickTime: 0 }) },
   { name: 'cluster.waitForQuorum', source: { type: 'WaitForQuorumOptions' }, call: (x) => TestingCluster.prototype.waitForQuorum.call(fakeCluster, o(x)), poison: () => ({ timeoutMs: 0 }) },
   { name: 'cluster.leaderId', source: { type: 'FourLetterWordOptions' }, call: (x) => TestingCluster.prototype.leaderId.call(fakeCluster, o(x)), poison: () => ({ timeoutMs: 0 }) },

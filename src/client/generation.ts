@@ -11,6 +11,8 @@ import { LossClock } from './loss-clock.js';
 import { backoffDelay, type Backoff } from './retry.js';
 import { CM_STATE, createRawClient, emitChildrenChanged, forgetWatcher, hasOneShotWatcher, sendSync, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import { WatchRegistry } from './watch-registry.js';
+import { detectTlsPorts, secureConnections, type ResolvedTls, type TlsHooks } from './tls.js';
+import type { TlsError } from '../errors.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
@@ -101,6 +103,8 @@ export interface GenerationHooks {
   heartbeatSent(): void;
   /** Something failed in a timer of this generation (reported, never thrown). */
   failed(err: unknown): void;
+  /** A TLS handshake failed; `inARow` counts the failures since a handshake last completed. */
+  tlsFailed(gen: Generation, err: TlsError, inARow: number): void;
 }
 
 /** Error codes node-zookeeper-client makes up locally: such a reply proves nothing about the server. */
@@ -124,6 +128,8 @@ export interface GenerationOptions {
   maxPacketBytes: number;
   sessionId?: Buffer;
   sessionPassword?: Buffer;
+  /** Connect over TLS with these options (tls.ts). */
+  tls?: ResolvedTls;
 }
 
 /** One node-zookeeper-client instance with its own pending calls, watches and watchdog. */
@@ -170,6 +176,7 @@ export class Generation {
       sessionId: options.sessionId,
       sessionPassword: options.sessionPassword,
     });
+    this.secure(options.tls);
     for (const a of options.auth) this.raw.addAuthInfo(a.scheme, Buffer.from(a.credentials));
     this.persistent = new WatchRegistry({
       removeOnServer: (path, recursive) => this.removePersistent(path, recursive),
@@ -208,6 +215,26 @@ export class Generation {
     });
     this.raw.on('expired', () => this.live() && this.hooks.expired(this));
     this.raw.on('authenticationFailed', () => this.live() && this.hooks.authFailed(this));
+  }
+
+  /**
+   * Connects over TLS (or, plain, watches for servers that want TLS). A failed handshake counts as an attempt that did not work: the next one
+   * waits the reconnect backoff (a refused certificate stays refused; see `reconnectDelay`).
+   */
+  private secure(tls: ResolvedTls | undefined): void {
+    let inARow = 0;
+    // A plain session learns that a server wanted TLS (see detectTlsPorts).
+    (tls ? (c: RawClient, h: TlsHooks) => secureConnections(c, tls, h) : detectTlsPorts)(this.raw, {
+      failed: (err) => {
+        if (this.dead) return;
+        inARow += 1;
+        this.failedAttempts += 1;
+        this.hooks.tlsFailed(this, err, inARow);
+      },
+      secured: () => {
+        inARow = 0;
+      },
+    });
   }
 
   private live(): boolean {

@@ -5,6 +5,8 @@
  */
 export { ZkSession } from './session.js';
 export type { AddWatchOptions, CallOptions, CreateCallOptions, MkdirpOptions, SessionOptions, SessionCredentials, SessionInfo, SessionEvents, SessionCounters, WaitOptions, WatchOptions } from './session.js';
+export { tlsFromFiles } from './tls.js';
+export type { TlsFiles, TlsMaterial, TlsOptions } from './tls.js';
 export { PersistentWatch } from './persistent-watch.js';
 export type { PersistentWatchEvents, PersistentWatchItem, PersistentWatchIteratorOptions, PersistentWatchReset } from './persistent-watch.js';
 export { DEFAULT_RETRY, backoffDelay } from './retry.js';

@@ -15,6 +15,8 @@ import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
 import { Generation } from './generation.js';
 import type { RetryPolicy } from './retry.js';
 import type { AuthInfo, ConnectionState } from './types.js';
+import { checkTls, serverCount, type ResolvedTls, type TlsOptions } from './tls.js';
+import type { TlsError } from '../errors.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from './validate.js';
 
 /**
@@ -68,6 +70,14 @@ export interface SessionOptions {
   renewOnLoss?: boolean;
   /** @internal Join an existing session (the test kit uses it to force an expiry). */
   join?: SessionCredentials;
+  /**
+   * Connect over TLS (to the servers' `secureClientPort`), with these `node:tls` options; see
+   * {@link TlsOptions} and {@link tlsFromFiles}. Before the first connection, a handshake refused
+   * by every server of the connect string twice in a row fails the session with a
+   * {@link TlsError} (`connect` rejects with it); later, failed handshakes are retried with the
+   * reconnect backoff and reported as `error` events, until the session is lost or closed.
+   */
+  tls?: TlsOptions;
 }
 
 /** The keys of {@link SessionOptions} (a misspelled one is refused). @internal */
@@ -81,6 +91,7 @@ export const SESSION_OPTION_KEYS = optionKeys<SessionOptions>({
   maxPacketBytes: true,
   renewOnLoss: true,
   join: true,
+  tls: true,
 });
 
 /** A session's id and password: enough to join it from another client. @group Sessions */
@@ -170,6 +181,9 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
   private readonly spinDelayMs: number;
   private readonly auth: readonly AuthInfo[];
   private readonly renewOnLoss: boolean;
+  private readonly tls: ResolvedTls | undefined;
+  /** Why the session was closed by itself (a refused TLS handshake), for waits still pending. */
+  private refusal: Error | undefined;
   /**
    * How long a call waits for a connection before it rejects unsent with
    * {@link ConnectionLossError} (`sent: false`), and how long {@link ZkSession.connect} waits, ms
@@ -211,6 +225,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     this.auth = validateAuth(options.auth);
     this.renewOnLoss = checkBoolean(options.renewOnLoss, 'renewOnLoss', true);
     this.maxPacketBytes = checkInt(options.maxPacketBytes, 'maxPacketBytes', 1024, 100 * 1024 * 1024, DEFAULT_MAX_PACKET_BYTES);
+    this.tls = checkTls(options.tls);
   }
 
   /** Starts the first generation, once every option was validated (nothing runs before). */
@@ -287,7 +302,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     const done = deferred<void>();
     const onState = (): void => {
       if (this.isConnected()) done.resolve();
-      else if (this.currentState === 'CLOSED') done.reject(new ClosedError('session closed while waiting to connect'));
+      else if (this.currentState === 'CLOSED') done.reject(this.refusal ?? new ClosedError('session closed while waiting to connect'));
       else if (this.currentState === 'LOST' && !this.renewOnLoss) done.reject(this.finallyLost());
     };
     onState();
@@ -332,6 +347,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
         maxPacketBytes: this.maxPacketBytes,
         sessionId: join?.sessionId,
         sessionPassword: join?.password,
+        tls: this.tls,
       },
       {
         connected: (g) => this.onConnected(g),
@@ -348,6 +364,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
           this.stats.heartbeat += 1;
         },
         failed: (err) => this.report(err),
+        tlsFailed: (g, err, inARow) => this.onTlsFailed(g, err, inARow),
       },
     );
     gen.start();
@@ -397,6 +414,26 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     this.safeEmit('error', err);
     gen.end(err);
     void this.close();
+  }
+
+  /**
+   * A TLS handshake failed. Before this object ever connected, a configuration error (a CA,
+   * certificate or host name that does not match) is the likely cause and retrying cannot fix it:
+   * once every server refused twice in a row, the session closes and its waits reject with the
+   * error. Later (a certificate rotated to one we refuse), it may be fixed while we run: the
+   * generation retries with its backoff; the first failure of a streak is reported.
+   */
+  private onTlsFailed(gen: Generation, err: TlsError, inARow: number): void {
+    if (gen !== this.gen || this.closed) return;
+    if (gen.id === 1 && !gen.everConnected) {
+      if (inARow < 2 * serverCount(this.connectString)) return;
+      this.refusal = err;
+      this.safeEmit('error', err);
+      gen.end(err);
+      void this.close();
+    } else if (inARow === 1) {
+      this.report(err);
+    }
   }
 
   private setState(next: ConnectionState): void {

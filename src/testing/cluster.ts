@@ -10,12 +10,15 @@ import {
   baseConfig,
   checkTestOptions,
   ZOOKEEPER_TEST_OPTION_KEYS,
+  installationFor,
   makeWorkDir,
   removeWorkDir,
+  testServerTls,
   type ZooKeeperTestOptions,
 } from './server.js';
 import { waitFor } from './wait.js';
 import { ZooKeeperProcess, ZooKeeperStartError, type RestartOptions } from './zk-process.js';
+import type { TestCertificates } from './tls-certs.js';
 
 /** Options of {@link TestingCluster.start}. @group Testing */
 export interface TestingClusterOptions extends ZooKeeperTestOptions {
@@ -56,6 +59,8 @@ export interface ClusterMemberPlan {
   readonly peerPort: number;
   /** Leader election port. */
   readonly electionPort: number;
+  /** TLS client port, with the `tls` option. */
+  readonly securePort?: number;
   /** The member's own folder (zoo.cfg, data/). */
   readonly workDir: string;
   /** The cluster's folder, holding every member's. */
@@ -88,6 +93,7 @@ export class ClusterMember extends ZooKeeperProcess {
       cleanupDir: plan.clusterDir,
       dataDir: join(plan.workDir, 'data'),
       port: plan.clientPort,
+      securePort: plan.securePort,
       config,
       startTimeoutMs: options.startTimeoutMs ?? 30_000,
       jvmArgs: options.jvmArgs ?? [],
@@ -120,11 +126,14 @@ export class TestingCluster {
   readonly workDir: string;
   readonly #links: MemberLinks | undefined;
   #closing: Promise<void> | undefined;
+  /** The certificates generated for `tls: true` (`certificates.clientTls` for a session); undefined otherwise. */
+  readonly certificates: TestCertificates | undefined;
 
-  private constructor(members: readonly ClusterMember[], workDir: string, links: MemberLinks | undefined) {
+  private constructor(members: readonly ClusterMember[], workDir: string, links: MemberLinks | undefined, certificates?: TestCertificates) {
     this.members = members;
     this.workDir = workDir;
     this.#links = links;
+    this.certificates = certificates;
   }
 
   /**
@@ -143,7 +152,7 @@ export class TestingCluster {
       // Why: a reconfig-enabled follower adopts the leader's config, which lists the others at the leader's proxies.
       throw new InvalidArgumentError('memberLinks needs reconfigEnabled=false: each member lists the others at its own link proxies');
     }
-    const installation = locateZooKeeper(options.env);
+    const installation = installationFor(options);
     for (let attempt = 1; ; attempt++) {
       let cluster: TestingCluster;
       try {
@@ -177,17 +186,22 @@ export class TestingCluster {
   ): Promise<TestingCluster> {
     const root = await makeWorkDir('zk-recipes-cluster-');
     // One draw for members and link proxies: no port is given twice.
-    const ports = await freePorts(3 * size + (options.memberLinks ? linkProxyCount(size) : 0));
+    const linkPorts = options.memberLinks ? linkProxyCount(size) : 0;
+    // TLS ports come last, so that the member and link ports are where they are without TLS.
+    const ports = await freePorts(3 * size + linkPorts + (options.tls ? size : 0));
     const plans: ClusterMemberPlan[] = [];
     for (let i = 0; i < size; i++) {
       const port = (k: number): number => ports[3 * i + k] ?? 0;
       const id = i + 1;
-      plans.push({ id, clientPort: port(0), peerPort: port(1), electionPort: port(2), workDir: join(root, String(id)), clusterDir: root });
+      const securePort = options.tls ? ports[3 * size + linkPorts + i] : undefined;
+      plans.push({ id, clientPort: port(0), peerPort: port(1), electionPort: port(2), securePort, workDir: join(root, String(id)), clusterDir: root });
     }
     let links: MemberLinks | undefined;
     try {
-      if (options.memberLinks) links = await MemberLinks.start(plans, ports.slice(3 * size));
-      return new TestingCluster(await TestingCluster.#members(installation, plans, options, links), root, links);
+      if (options.memberLinks) links = await MemberLinks.start(plans, ports.slice(3 * size, 3 * size + linkPorts));
+      // One set of certificates for the whole ensemble (its server certificate names 127.0.0.1).
+      const tls = await testServerTls(options, join(root, 'tls'));
+      return new TestingCluster(await TestingCluster.#members(installation, plans, options, links, tls.lines), root, links, tls.certificates);
     } catch (error) {
       await links?.close();
       await removeWorkDir(root);
@@ -201,6 +215,7 @@ export class TestingCluster {
     plans: readonly ClusterMemberPlan[],
     options: TestingClusterOptions,
     links: MemberLinks | undefined,
+    tlsLines: (securePort: number | undefined) => string[],
   ): Promise<ClusterMember[]> {
     const servers = plans.map((p) => `server.${p.id}=${LOOPBACK}:${p.peerPort}:${p.electionPort}`);
     const members: ClusterMember[] = [];
@@ -214,11 +229,20 @@ export class TestingCluster {
         `syncLimit=${options.syncLimit ?? 25}`,
         // Member links: every member has its own view of the others' addresses (see MemberLinks).
         ...(links ? ['reconfigEnabled=false', ...links.serverLines(plan.id, plans)] : servers),
+        ...tlsLines(plan.securePort),
         ...(options.extraConfig ?? []),
       ];
       members.push(new ClusterMember(installation, plan, `${config.join('\n')}\n`, options));
     }
     return members;
+  }
+
+  /**
+   * Comma-separated `127.0.0.1:SECUREPORT` of every member, for a client with the `tls` option.
+   * @throws IllegalStateError when the cluster was started without `tls`.
+   */
+  get secureConnectString(): string {
+    return this.members.map((m) => m.secureConnectString).join(',');
   }
 
   /** Comma-separated `127.0.0.1:PORT` of every member, for a client. */

@@ -62,6 +62,14 @@ export {
   type TestingServerOptions,
   type ZooKeeperTestOptions,
 } from './server.js';
+export {
+  CertificateToolError,
+  generateTestCertificates,
+  type CertificateFiles,
+  type GenerateCertificatesOptions,
+  type ServerTlsFiles,
+  type TestCertificates,
+} from './tls-certs.js';
 export { waitFor, WaitTimeoutError, withTimeout, type WaitForOptions } from './wait.js';
 export {
   TEST_JVM_ARGS,

@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import { checkDeadline, checkEnv, checkInt, checkLines, checkNonEmptyString, checkOptions, checkPort, MAX_TIMER_MS, optionKeys } from './check.js';
 import { trackDir, untrackDir } from './cleanup.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
-import { freePort, LOOPBACK } from './ports.js';
+import { freePorts, LOOPBACK } from './ports.js';
 import { ZooKeeperProcess, ZooKeeperStartError } from './zk-process.js';
 import { InvalidArgumentError } from '../errors.js';
+import { checkServerTls, serverTls, tlsConfig, withNetty } from './tls-server.js';
+import type { ServerTlsFiles, TestCertificates } from './tls-certs.js';
 
 /** Options shared by {@link TestingServer.start} and {@link TestingCluster.start}. @group Testing */
 export interface ZooKeeperTestOptions {
@@ -27,6 +29,13 @@ export interface ZooKeeperTestOptions {
   startTimeoutMs?: number;
   /** Environment used to locate java and the jars (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Also serve TLS on a `secureClientPort` (`secureConnectString`), on ZooKeeper's Netty
+   * connection factory: `true` generates certificates ({@link generateTestCertificates}; the
+   * server's `certificates`, with `certificates.clientTls` for the session's `tls` option), or
+   * give the server's PEM files. The plain `clientPort` stays. Guide: [TLS](../../docs/security-tls.md).
+   */
+  tls?: boolean | ServerTlsFiles;
 }
 
 /** The keys of {@link ZooKeeperTestOptions}. @internal */
@@ -38,6 +47,7 @@ export const ZOOKEEPER_TEST_OPTION_KEYS = optionKeys<ZooKeeperTestOptions>({
   jvmArgs: true,
   startTimeoutMs: true,
   env: true,
+  tls: true,
 });
 
 /** Options of {@link TestingServer.start}. @group Testing */
@@ -67,6 +77,23 @@ export function checkTestOptions(options: ZooKeeperTestOptions, what: string, kn
   checkLines(options.jvmArgs, 'jvmArgs');
   checkDeadline(options.startTimeoutMs, 'startTimeoutMs', 30_000);
   checkEnv(options.env);
+  checkServerTls(options.tls);
+}
+
+/**
+ * The TLS part of a test server (see {@link ZooKeeperTestOptions.tls}): its zoo.cfg lines and, for
+ * `tls: true`, the certificates generated into `dir`. @internal
+ */
+export async function testServerTls(options: ZooKeeperTestOptions, dir: string): Promise<{ lines(securePort: number | undefined): string[]; certificates?: TestCertificates }> {
+  if (!options.tls) return { lines: () => [] };
+  const { files, certificates } = await serverTls(options.tls, dir);
+  return { lines: (securePort) => (securePort === undefined ? [] : tlsConfig(files, securePort)), certificates };
+}
+
+/** The installation, with Netty for a TLS server. @internal */
+export function installationFor(options: ZooKeeperTestOptions): ZooKeeperInstallation {
+  const installation = locateZooKeeper(options.env);
+  return options.tls ? withNetty(installation) : installation;
 }
 
 /** The zoo.cfg lines every test server gets (before per-kind and extra lines). @internal */
@@ -115,6 +142,8 @@ export async function removeWorkDir(dir: string): Promise<void> {
  */
 export class TestingServer extends ZooKeeperProcess {
   #closing: Promise<void> | undefined;
+  /** The certificates generated for `tls: true` (`certificates.clientTls` for a session); undefined otherwise. */
+  readonly certificates: TestCertificates | undefined;
 
   private constructor(
     installation: ZooKeeperInstallation,
@@ -122,9 +151,11 @@ export class TestingServer extends ZooKeeperProcess {
     dataDir: string,
     port: number,
     options: TestingServerOptions,
+    tls: { lines: string[]; certificates?: TestCertificates; securePort?: number } = { lines: [] },
   ) {
-    const config = [...baseConfig(options, dataDir, port), ...(options.extraConfig ?? [])];
+    const config = [...baseConfig(options, dataDir, port), ...tls.lines, ...(options.extraConfig ?? [])];
     super({
+      securePort: tls.securePort,
       installation,
       workDir,
       cleanupDir: workDir,
@@ -134,6 +165,7 @@ export class TestingServer extends ZooKeeperProcess {
       startTimeoutMs: options.startTimeoutMs ?? 30_000,
       jvmArgs: options.jvmArgs ?? [],
     });
+    this.certificates = tls.certificates;
   }
 
   /**
@@ -146,18 +178,23 @@ export class TestingServer extends ZooKeeperProcess {
     checkTestOptions(options, 'TestingServer.start', TESTING_SERVER_OPTION_KEYS);
     checkPort(options.port, 'port', true);
     if (options.dataDir !== undefined) checkNonEmptyString(options.dataDir, 'dataDir');
-    const installation = locateZooKeeper(options.env);
+    const installation = installationFor(options);
     for (let attempt = 1; ; attempt++) {
       const workDir = await makeWorkDir('zk-recipes-server-');
       const dataDir = options.dataDir ?? join(workDir, 'data');
       await mkdir(dataDir, { recursive: true });
-      const port = options.port ?? (await freePort());
+      const free = await freePorts(2);
+      const port = options.port ?? (free[0] as number);
+      const securePort = options.tls ? (free.find((p) => p !== port) as number) : undefined;
+      const generated = await testServerTls(options, join(workDir, 'tls'));
+      const tls = { securePort, lines: generated.lines(securePort), certificates: generated.certificates };
       const server = new TestingServer(
         installation,
         workDir,
         dataDir,
         port,
         options,
+        tls,
       );
       try {
         await server.launch();

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ClosedError } from '../errors.js';
+import { ClosedError, IllegalStateError } from '../errors.js';
 import { checkBoolean, checkDeadline, checkOptions, checkTimeout, optionKeys } from './check.js';
 import { trackPid, untrackPid } from './cleanup.js';
 import * as fourLetter from './four-letter.js';
@@ -93,6 +93,8 @@ export interface ZooKeeperProcessInit {
   readonly dataDir: string;
   /** Client port. */
   readonly port: number;
+  /** TLS client port (`secureClientPort`), if the server has one. */
+  readonly securePort?: number;
   /** Full text of zoo.cfg. */
   readonly config: string;
   /** Default deadline for the JVM to come up, in milliseconds. */
@@ -132,6 +134,8 @@ export abstract class ZooKeeperProcess {
   readonly dataDir: string;
   /** Folder holding zoo.cfg; the JVM's working directory. */
   readonly workDir: string;
+  /** TLS client port (`secureClientPort`), when started with the `tls` option. */
+  readonly securePort: number | undefined;
 
   readonly #init: ZooKeeperProcessInit;
   readonly #log: string[] = [];
@@ -146,11 +150,21 @@ export abstract class ZooKeeperProcess {
     this.port = init.port;
     this.dataDir = init.dataDir;
     this.workDir = init.workDir;
+    this.securePort = init.securePort;
   }
 
   /** `127.0.0.1:PORT`, for a client. */
   get connectString(): string {
     return `${this.host}:${this.port}`;
+  }
+
+  /**
+   * `127.0.0.1:SECUREPORT`, for a client with the `tls` option.
+   * @throws IllegalStateError when the server was started without `tls`.
+   */
+  get secureConnectString(): string {
+    if (this.securePort === undefined) throw new IllegalStateError(`ZooKeeper server ${this.connectString} has no TLS port: start it with the tls option`);
+    return `${this.host}:${this.securePort}`;
   }
 
   /** Pid of the java process while it runs. */

@@ -36,7 +36,7 @@ const sessionIds = new Set<string>();
 const hex = (id: bigint): string => `0x${id.toString(16)}`;
 /** A session of this client (same connect string for both), its states recorded with its id. */
 function open(): ZkSession {
-  const s = new ZkSession(config.connectString, { sessionTimeoutMs: config.sessionTimeoutMs, spinDelayMs: 50, connectTimeoutMs: 10_000 });
+  const s = new ZkSession(config.connectString, { sessionTimeoutMs: config.sessionTimeoutMs, spinDelayMs: 50, connectTimeoutMs: 10_000, ...(config.tls && { tls: config.tls }) });
   s.on('session', (info) => sessionIds.add(hex(info.sessionId)));
   s.on('state', (state) => recorder.record({ type: 'session', state, sessionId: hex(s.sessionId) }));
   s.on('error', () => undefined);

@@ -58,6 +58,8 @@ export interface SpawnOptions {
   sessionTimeoutMs: number;
   /** Port of the fenced resource. */
   resourcePort: number;
+  /** Over TLS: the client's `tls` option (PEM text); its proxies then forward to the members' TLS ports. */
+  tls?: ClientConfig['tls'];
   /** Seed of the client's own random stream. */
   seed: number;
   /** A file descriptor for the client's stdout and stderr. */
@@ -88,7 +90,9 @@ export class ChaosClientProcess {
 
   /** Starts the proxies and the process; resolves once its session is connected. */
   static async spawn(plan: PlannedClient, options: SpawnOptions): Promise<ChaosClientProcess> {
-    const proxies = await Promise.all(options.cluster.members.map((m) => ChaosProxy.start({ targetPort: m.port })));
+    // The proxies forward bytes: over TLS the handshake runs end to end, and the server's
+    // certificate names 127.0.0.1, where the proxies listen.
+    const proxies = await Promise.all(options.cluster.members.map((m) => ChaosProxy.start({ targetPort: options.tls ? (m.securePort as number) : m.port })));
     const config: ClientConfig = {
       name: plan.name,
       workload: plan.workload,
@@ -98,6 +102,7 @@ export class ChaosClientProcess {
       seed: options.seed,
       sessions: plan.sessions,
       ...(plan.role !== undefined && { role: plan.role }),
+      ...(options.tls && { tls: options.tls }),
     };
     const script = join(moduleDir(), 'client.js');
     const child = fork(script, [JSON.stringify(config)], { stdio: ['ignore', options.logFd, options.logFd, 'ipc'] });

@@ -24,6 +24,8 @@ export interface ClientConfig {
   sessions: number;
   /** For the cache workload: what the client does. */
   role?: CacheRole;
+  /** Connect over TLS (`--tls`): the session's `tls` option, PEM text (the proxies forward to the members' TLS ports). */
+  tls?: { ca: string; cert: string; key: string };
 }
 
 /** Runner to client. */

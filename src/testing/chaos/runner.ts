@@ -8,6 +8,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtomicNumber } from '../../atomic/atomic-number.js';
 import { ZkSession } from '../../client/session.js';
+import type { TlsOptions } from '../../client/tls.js';
 import { DistributedQueue } from '../../queue/queue.js';
 import { TestingCluster } from '../cluster.js';
 import { waitFor } from '../wait.js';
@@ -47,10 +48,16 @@ export interface RunChaosOptions {
   log?: (line: string) => void;
   /** Clock slack of the checker, ms (see {@link CheckOptions.slackMs}). Default 0. */
   slackMs?: number;
+  /**
+   * Run the clients' sessions over TLS (`--tls`): the members serve a `secureClientPort` with
+   * generated certificates, and every client's proxies forward to it. Default false. The `zkr`
+   * workload (the command line tool has no TLS option) must then have no clients.
+   */
+  tls?: boolean;
 }
 
 /** The keys of {@link RunChaosOptions}. @internal */
-export const RUN_CHAOS_OPTION_KEYS = optionKeys<RunChaosOptions>({ seconds: true, seed: true, sessionTimeoutMs: true, clients: true, faults: true, logDir: true, log: true, slackMs: true });
+export const RUN_CHAOS_OPTION_KEYS = optionKeys<RunChaosOptions>({ seconds: true, seed: true, sessionTimeoutMs: true, clients: true, faults: true, logDir: true, log: true, slackMs: true, tls: true });
 
 /**
  * The locks whose waiters `delete-waiter` may delete, and the fault weights: with no lock in the
@@ -99,6 +106,8 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
   need(o.logDir === undefined || (typeof o.logDir === 'string' && o.logDir !== ''), `runChaos options.logDir must be a non-empty string, got ${describe(o.logDir)}`);
   const log = checkOptionalFunction(o.log, 'runChaos options.log') ?? (() => undefined);
   const slackMs = o.slackMs === undefined ? 0 : checkNumber(o.slackMs, 'runChaos options.slackMs', 0);
+  need(o.tls === undefined || typeof o.tls === 'boolean', `runChaos options.tls must be a boolean, got ${describe(o.tls)}`);
+  need(!o.tls || !counts.zkr, 'runChaos options.tls: the zkr workload has no TLS (the command line tool connects in plain); give it 0 clients');
   const random = new SeededRandom(seed);
   // The runner follows grants and ends to aim partitions at holders (and isolations at their
   // sessions' members), and each session's state (by client and session id) for forced expiry.
@@ -121,7 +130,8 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     },
   });
   const base = `/chaos/run-${seed}-${randomBytes(3).toString('hex')}`;
-  const { workloads, clients: planned } = planWorkloads(base, options.clients);
+  // Over TLS the default mix goes without zkr (see the tls option).
+  const { workloads, clients: planned } = planWorkloads(base, o.tls && o.clients === undefined ? { ...DEFAULT_CLIENT_COUNTS, zkr: 0 } : options.clients);
   const history: ChaosHistory = {
     version: 1,
     meta: { seed, seconds, startedAt: chaosNow(), endedAt: 0, sessionTimeoutMs: T, clients: planned.map((c) => ({ name: c.name, workload: c.workload.name, sessions: c.sessions, ...(c.role !== undefined && { role: c.role }) })), workloads, members: [] },
@@ -141,7 +151,8 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     // Member links let the nemesis cut or slow members apart. A follower cut off from the
     // leader serves its clients for syncLimit x tickTime: that must outlast T (by half) for its
     // holders' sessions to expire on the leader while they still hear from the follower.
-    cluster = await TestingCluster.start(3, { memberLinks: true, syncLimit: Math.max(25, Math.ceil((1.6 * T) / TICK_MS)), tickTime: TICK_MS });
+    cluster = await TestingCluster.start(3, { memberLinks: true, syncLimit: Math.max(25, Math.ceil((1.6 * T) / TICK_MS)), tickTime: TICK_MS, ...(o.tls && { tls: true }) });
+    const clientTls = cluster.certificates && pemTexts(cluster.certificates.clientTls);
     const ensemble = cluster;
     history.meta.members = ensemble.members.map((m) => m.id);
     resource = await FencedResource.start((e) => recorder.add(e));
@@ -167,7 +178,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     }
     log('chaos: starting the clients');
     for (const plan of planned) {
-      fleet.push(await ChaosClientProcess.spawn(plan, { cluster: ensemble, recorder, sessionTimeoutMs: T, resourcePort: resource.port, seed: random.fork(plan.name).seed, logFd }));
+      fleet.push(await ChaosClientProcess.spawn(plan, { cluster: ensemble, recorder, sessionTimeoutMs: T, resourcePort: resource.port, seed: random.fork(plan.name).seed, logFd, ...(clientTls && { tls: clientTls }) }));
     }
     for (const c of fleet) c.send({ cmd: 'start' });
     const { locks, weights } = lockFaults(workloads, options.faults);
@@ -258,4 +269,10 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
   }
   const result = checkHistory(history, { slackMs });
   return { history, result };
+}
+
+/** The client options of generated certificates as PEM text (sent to the client processes as JSON). */
+function pemTexts(tls: TlsOptions): { ca: string; cert: string; key: string } {
+  const text = (v: unknown): string => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
+  return { ca: text(tls.ca), cert: text(tls.cert), key: text(tls.key) };
 }
