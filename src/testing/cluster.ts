@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors.js';
 import { checkBoolean, checkDeadline, checkInt, checkOptions, describe, optionKeys } from './check.js';
 import { FOUR_LETTER_WORD_OPTION_KEYS, type FourLetterWordOptions } from './four-letter.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
+import { withSasl } from './jaas.js';
 import { checkDelay, linkProxyCount, MemberLinks, partitionPairs, type MemberLink } from './member-links.js';
 import { freePorts, LOOPBACK } from './ports.js';
 import {
@@ -187,7 +188,7 @@ export class TestingCluster {
     let links: MemberLinks | undefined;
     try {
       if (options.memberLinks) links = await MemberLinks.start(plans, ports.slice(3 * size));
-      return new TestingCluster(await TestingCluster.#members(installation, plans, options, links), root, links);
+      return new TestingCluster(await TestingCluster.#members(installation, plans, await withSasl(root, options), links), root, links);
     } catch (error) {
       await links?.close();
       await removeWorkDir(root);

@@ -62,6 +62,7 @@ export {
   type TestingServerOptions,
   type ZooKeeperTestOptions,
 } from './server.js';
+export { jaasServerConfig, type SaslServerOptions } from './jaas.js';
 export { waitFor, WaitTimeoutError, withTimeout, type WaitForOptions } from './wait.js';
 export {
   TEST_JVM_ARGS,

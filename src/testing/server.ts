@@ -7,6 +7,7 @@ import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
 import { freePort, LOOPBACK } from './ports.js';
 import { ZooKeeperProcess, ZooKeeperStartError } from './zk-process.js';
 import { InvalidArgumentError } from '../errors.js';
+import { checkSaslServer, withSasl, type SaslServerOptions } from './jaas.js';
 
 /** Options shared by {@link TestingServer.start} and {@link TestingCluster.start}. @group Testing */
 export interface ZooKeeperTestOptions {
@@ -27,6 +28,11 @@ export interface ZooKeeperTestOptions {
   startTimeoutMs?: number;
   /** Environment used to locate java and the jars (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * SASL DIGEST-MD5 users (a JAAS file the server logs in with) and the `sasl` ACL scheme;
+   * see {@link SaslServerOptions}. Default none.
+   */
+  sasl?: SaslServerOptions;
 }
 
 /** The keys of {@link ZooKeeperTestOptions}. @internal */
@@ -38,6 +44,7 @@ export const ZOOKEEPER_TEST_OPTION_KEYS = optionKeys<ZooKeeperTestOptions>({
   jvmArgs: true,
   startTimeoutMs: true,
   env: true,
+  sasl: true,
 });
 
 /** Options of {@link TestingServer.start}. @group Testing */
@@ -67,6 +74,7 @@ export function checkTestOptions(options: ZooKeeperTestOptions, what: string, kn
   checkLines(options.jvmArgs, 'jvmArgs');
   checkDeadline(options.startTimeoutMs, 'startTimeoutMs', 30_000);
   checkEnv(options.env);
+  checkSaslServer(options.sasl);
 }
 
 /** The zoo.cfg lines every test server gets (before per-kind and extra lines). @internal */
@@ -157,7 +165,7 @@ export class TestingServer extends ZooKeeperProcess {
         workDir,
         dataDir,
         port,
-        options,
+        await withSasl(workDir, options),
       );
       try {
         await server.launch();
