@@ -145,6 +145,8 @@ const entries: Entry[] = [
   // The session.
   { name: 'new ZkSession', source: { type: 'SessionOptions' }, call: (x) => keep(new ZkSession(s.connectString, o({ ...x, connectTimeoutMs: 100 }))) },
   { name: 'new ZkSession retry', source: { type: 'RetryPolicy' }, call: (x) => keep(new ZkSession(s.connectString, { retry: x, connectTimeoutMs: 100 })) },
+  // Fails right after its keys are checked: the mechanism is missing or poisoned.
+  { name: 'new ZkSession sasl', source: { type: 'SaslOptions' }, call: (x) => keep(new ZkSession(s.connectString, { sasl: o(x), connectTimeoutMs: 100 })), poison: () => ({ mechanism: 'poison' }) },
   { name: 'ZkSession.connect', source: { parameter: ['ZkSession', 'connect', 1] }, call: (x) => ZkSession.connect(s.connectString, o(x)), poison: aborted },
   { name: 'waitConnected', source: { type: 'WaitOptions' }, call: (x) => s.waitConnected(o(x)), poison: aborted },
   { name: 'create', source: { type: 'CreateCallOptions' }, call: (x) => s.create('/x', o(x)), poison: aborted },
@@ -235,6 +237,7 @@ const entries: Entry[] = [
   // The test kit: poisoned so that nothing starts.
   { name: 'TestingServer.start', source: { type: 'TestingServerOptions' }, call: (x) => TestingServer.start(o(x)), poison: () => ({ tickTime: 0 }) },
   { name: 'TestingCluster.start', source: { type: 'TestingClusterOptions' }, call: (x) => TestingCluster.start(3, o(x)), poison: () => ({ tickTime: 0 }) },
+  { name: 'TestingServer.start sasl', source: { type: 'SaslServerOptions' }, call: (x) => TestingServer.start({ sasl: o(x) }), poison: () => ({ users: 'poison' }) },
   { name: 'cluster.waitForQuorum', source: { type: 'WaitForQuorumOptions' }, call: (x) => TestingCluster.prototype.waitForQuorum.call(fakeCluster, o(x)), poison: () => ({ timeoutMs: 0 }) },
   { name: 'cluster.leaderId', source: { type: 'FourLetterWordOptions' }, call: (x) => TestingCluster.prototype.leaderId.call(fakeCluster, o(x)), poison: () => ({ timeoutMs: 0 }) },
   { name: 'server.restart', source: { type: 'RestartOptions' }, call: (x) => ZooKeeperProcess.prototype.restart.call({} as ZooKeeperProcess, o(x)), poison: () => ({ timeoutMs: 0 }) },
