@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AuthFailedError, saslAcl, ZkSession } from '../../src/index.js';
-import { TestingServer } from '../../src/testing/index.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { jaasServerConfig, TestingServer } from '../../src/testing/index.js';
 import { nextState, SessionPool, uniquePath } from '../helpers.js';
 
 const T = 6000;
@@ -65,5 +67,22 @@ describe('a server that requires SASL', () => {
     assert.ok(err instanceof AuthFailedError, `AuthFailedError, got ${String(err)}`);
     assert.equal(err.code, 'SESSION_CLOSED_REQUIRE_SASL_AUTH');
     assert.ok(performance.now() - started < 3000, 'refused at once');
+  });
+
+  // Last: it changes the server's users.
+  test('credentials that stop working on a reconnect: pending calls reject with AuthFailedError, the session closes', async () => {
+    const s = await pool.connect(server.connectString, { sessionTimeoutMs: 20_000, sasl: { mechanism: 'DIGEST-MD5', username: 'alice', password: 'alice-secret' } });
+    await s.exists('/');
+    const errors: Error[] = [];
+    s.on('error', (e) => errors.push(e));
+    const closed = nextState(s, 'CLOSED', 30_000);
+    // The server comes back with another password for alice (its JAAS file is read at start).
+    await writeFile(join(server.workDir, 'jaas.conf'), jaasServerConfig({ alice: 'rotated' }));
+    await server.stop();
+    const pending = s.exists('/');
+    await server.restart();
+    await assert.rejects(pending, AuthFailedError);
+    await closed;
+    assert.ok(errors.some((e) => e instanceof AuthFailedError), 'reported as an error event');
   });
 });

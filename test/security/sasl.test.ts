@@ -3,7 +3,7 @@
 // reconnect that authenticates again before the requests queued while disconnected.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { AuthFailedError, DistributedQueue, Mutex, NoAuthError, Perms, saslAcl, ZkSession, type SessionOptions } from '../../src/index.js';
+import { Acls, AuthFailedError, DistributedQueue, Mutex, NoAuthError, Perms, saslAcl, ZkSession, type SessionOptions } from '../../src/index.js';
 import { ChaosProxy, TestingServer, withTimeout } from '../../src/testing/index.js';
 import { nextState, SessionPool, uniquePath } from '../helpers.js';
 
@@ -63,6 +63,19 @@ describe('SASL DIGEST-MD5', () => {
     await assert.rejects(b.setData(`${base}/secret`, 'bob was here'), NoAuthError);
     await assert.rejects(b.getChildren(base), NoAuthError);
     await assert.rejects(plain.getData(`${base}/secret`), NoAuthError);
+    await a.deleteRecursive(base);
+  });
+
+  test('Acls.CREATOR_ALL on a SASL session names its SASL user', async () => {
+    const a = await connect(alice);
+    const b = await connect(bob);
+    const base = await aliceOnly('sasl-creator', a);
+    await a.create(`${base}/mine`, { data: 'x', acl: Acls.CREATOR_ALL });
+    assert.equal((await a.getData(`${base}/mine`)).data.toString(), 'x');
+    // A second session of alice is alice too; bob is not.
+    const a2 = await connect(alice);
+    assert.equal((await a2.getData(`${base}/mine`)).data.toString(), 'x');
+    await assert.rejects(b.getData(`${base}/mine`), NoAuthError);
     await a.deleteRecursive(base);
   });
 
