@@ -83,6 +83,9 @@ export function checkSasl(value: unknown): ResolvedSasl | undefined {
  *
  * @example
  * ```ts
+ * import { Perms, saslAcl, type ZkSession } from 'zk-recipes';
+ *
+ * declare const zk: ZkSession;
  * await zk.create('/app/config', { data: '{}', acl: [saslAcl('alice'), saslAcl('bob', Perms.READ)] });
  * ```
  * @param perms A mask of {@link Perms}; default all.

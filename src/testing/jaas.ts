@@ -68,6 +68,8 @@ function jaasString(s: string): string {
  *
  * @example
  * ```ts
+ * import { jaasServerConfig } from 'zk-recipes/testing';
+ *
  * jaasServerConfig({ alice: 'alice-secret' });
  * // Server {
  * //   org.apache.zookeeper.server.auth.DigestLoginModule required
