@@ -119,6 +119,21 @@ describe('SASL DIGEST-MD5', () => {
     assert.ok(ms < 3000, `refused in ${Math.round(ms)} ms`);
   });
 
+  test('a server without SASL: connect rejects with AuthFailedError saying so', async () => {
+    await using bare = await TestingServer.start();
+    const started = performance.now();
+    const err = await ZkSession.connect(bare.connectString, { sessionTimeoutMs: T, sasl: alice }).then(
+      async (s) => {
+        await s.close();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof AuthFailedError, `AuthFailedError, got ${String(err)}`);
+    assert.match(err.message, /SASL/);
+    assert.ok(performance.now() - started < 3000, 'refused at once');
+  });
+
   test('a session created without connect(): its calls reject with AuthFailedError, it closes and never reconnects', async () => {
     const s = new ZkSession(server.connectString, { sessionTimeoutMs: T, sasl: { ...bob, password: 'nope' } });
     const errors: Error[] = [];
