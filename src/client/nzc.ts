@@ -60,6 +60,9 @@ export interface RawConnectionManager {
   pendingQueue: { request: RawRequest; callback?: (err: RawError | null, value?: unknown) => void }[];
   /** The last zxid the server reported, sent with the next handshake. */
   zxid: Buffer;
+  /** The session id (8 bytes) and password sent with the next handshake (SASL adopts them early, `sasl.ts`). */
+  sessionId: Buffer;
+  sessionPassword: Buffer;
   /** The next request id (xid); see {@link wrapXids}. */
   xid: number;
   /** Bytes of a reply not complete yet (the client never clears them on a new connection). */
@@ -166,7 +169,9 @@ function assertInternals(): void {
     jute.OP_CODES.SET_DATA === 5 &&
     jute.OP_CODES.GET_CHILDREN2 === 12 &&
     Array.isArray(cm.pendingQueue) &&
-    Buffer.isBuffer(cm.zxid);
+    Buffer.isBuffer(cm.zxid) &&
+    Buffer.isBuffer(cm.sessionId) &&
+    Buffer.isBuffer(cm.sessionPassword);
   if (!ok) {
     throw new Error(
       'zk-recipes: node-zookeeper-client internals changed; zk-recipes needs node-zookeeper-client@1.1.3 exactly',
@@ -381,7 +386,8 @@ const NOTIFICATION_XID = -1;
  * `pendingBuffer`, as before, so a new connection's handshake still discards it. Once the
  * connection is dropped (a reply nobody can match), the rest of the chunk is dropped with it.
  * A watch notification (type, state, server path) also goes to `notified`, after the client's
- * handler gave it to its one-shot watchers.
+ * handler gave it to its one-shot watchers. A reply refusing the session for want of SASL
+ * (-124) goes to `saslRequired` once its request was answered.
  */
 export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer) => void, notified?: (type: number, path: string, zxid: bigint) => void, saslRequired?: () => void): (this: RawConnectionManager, chunk: Buffer) => void {
   return function (this: RawConnectionManager, chunk: Buffer): void {

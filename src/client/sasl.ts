@@ -137,6 +137,7 @@ export function saslGate(handle: FrameHandler, sasl: ResolvedSasl, failed: (err:
       // The handshake reply. An expired session (timeout 0) is the client's to report.
       if (frame.length < CONNECT_TIMEOUT_OFFSET + 4 || frame.readInt32BE(CONNECT_TIMEOUT_OFFSET) <= 0) return handle.call(this, frame);
       handshake = Buffer.from(frame);
+      adoptSession(this, handshake);
       exchange = new DigestMd5Client(sasl);
       // DIGEST-MD5 has no initial response: an empty token asks for the challenge.
       xid = send(this, Buffer.alloc(0));
@@ -172,6 +173,21 @@ export function saslGate(handle: FrameHandler, sasl: ResolvedSasl, failed: (err:
     // Now the client sees the handshake reply: connected, authenticated; it sends the rest.
     handle.call(this, reply);
   };
+}
+
+/**
+ * Keeps the session id and password of a handshake reply held back, as the Java client has them
+ * before its SASL exchange: should the connection drop in the middle of it, the next attempt
+ * resumes this session instead of opening another (which would linger on the server until its
+ * timeout).
+ */
+function adoptSession(cm: RawConnectionManager, reply: Buffer): void {
+  const id = CONNECT_TIMEOUT_OFFSET + 4;
+  if (reply.length < id + 12) return;
+  const n = reply.readInt32BE(id + 8);
+  if (n < 0 || reply.length < id + 12 + n) return;
+  cm.sessionId = Buffer.from(reply.subarray(id, id + 8));
+  cm.sessionPassword = Buffer.from(reply.subarray(id + 12, id + 12 + n));
 }
 
 /** Writes one `sasl` request straight to the socket (nothing else may go before it); returns its xid. */
