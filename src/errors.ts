@@ -278,6 +278,17 @@ export class ConnectionLossError extends ZooKeeperError {
 export class SessionExpiredError extends ZooKeeperError {}
 
 /**
+ * The session could not authenticate, or the server refuses it unauthenticated: a SASL exchange
+ * failed (`AUTH_FAILED`, -115: wrong password, unknown user, a server without SASL, a server
+ * that failed mutual authentication), `digest` auth info was refused (-115), or the server
+ * requires SASL and the session has none (`SESSION_CLOSED_REQUIRE_SASL_AUTH`, -124). Final: the
+ * session is closed, and it does not reconnect (it would fail the same way). Fix the
+ * credentials or the server's configuration, then open a new session.
+ * @group Errors
+ */
+export class AuthFailedError extends ZooKeeperError {}
+
+/**
  * An optimistic operation (an `AtomicNumber` update) lost the race on every attempt its retry
  * policy allowed (and, if promoted, under the lock too): nothing was applied by this call. Retry
  * later, raise the retries, or promote to a lock.

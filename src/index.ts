@@ -41,6 +41,7 @@ export { tlsFromFiles, type TlsFiles, type TlsMaterial, type TlsOptions } from '
 export { PersistentWatch, type PersistentWatchEvents, type PersistentWatchItem, type PersistentWatchIteratorOptions, type PersistentWatchReset } from './client/persistent-watch.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { Acls, Perms } from './client/types.js';
+export { saslAcl, type SaslOptions } from './client/sasl.js';
 export type {
   Acl,
   AuthInfo,

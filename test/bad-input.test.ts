@@ -39,6 +39,7 @@ import {
   fourLetterWord,
   freePort,
   freePorts,
+  jaasServerConfig,
   locateZooKeeper,
   mntr,
   parseCons,
@@ -243,6 +244,7 @@ const sessionRows: Row[] = [
       ['maxPacketBytes', [0, 10, Number.NaN, 2 ** 40, '5']],
       ['renewOnLoss', BAD_BOOLEANS],
       ['auth', ['digest:x', [{ scheme: 'digest' }], [null], [{ scheme: '', credentials: 'a:b' }], null]],
+      ['sasl', ['DIGEST-MD5', null, 42, {}, { mechanism: 'GSSAPI', username: 'u', password: 'p' }, { mechanism: 'PLAIN', username: 'u', password: 'p' }, { mechanism: 'DIGEST-MD5', username: 'u' }, { mechanism: 'DIGEST-MD5', username: '', password: 'p' }, { mechanism: 'DIGEST-MD5', username: 'u', password: 'p', serverHost: '' }, { mechanism: 'DIGEST-MD5', username: 'u', password: 'p', realm: 'x' }]],
       ['retry', ['x', 42, null, { maxRetries: -1 }, { maxRetries: 1.5 }, { baseDelayMs: -1 }, { maxDelayMs: 2 ** 31 }, { deadlineMs: Number.NaN }, { baseDelayMs: 500, maxDelayMs: 100 }]],
     ] as const
   ).flatMap(([key, values]) =>
@@ -720,6 +722,11 @@ const kitRows: Row[] = [
   ...['tickTime=1', [42], ['a\nb=c'], null].map((x): Row => ({ name: `TestingServer.start({ extraConfig: ${JSON.stringify(x)} })`, call: () => TestingServer.start({ extraConfig: x as never }), expect: IA })),
   ...['-Xmx1g', [42], null].map((x): Row => ({ name: `TestingServer.start({ jvmArgs: ${JSON.stringify(x)} })`, call: () => TestingServer.start({ jvmArgs: x as never }), expect: IA })),
   ...['PATH=/bin', 42, null].map((x): Row => ({ name: `TestingServer.start({ env: ${show(x)} })`, call: () => TestingServer.start({ env: x as never }), expect: IA })),
+  ...['alice', null, {}, { users: {} }, { users: { 'a b': 'pw' } }, { users: { alice: '' } }, { users: { alice: 'a\nb' } }, { users: { alice: 42 } }, { users: { alice: 'pw' }, requireAuth: 'yes' }, { users: { alice: 'pw' }, require: true }].map(
+    (x): Row => ({ name: `TestingServer.start({ sasl: ${JSON.stringify(x)} })`, call: () => TestingServer.start({ sasl: x as never }), expect: IA }),
+  ),
+  { name: 'TestingCluster.start(3, { sasl: { users: {} } })', call: () => TestingCluster.start(3, { sasl: { users: {} } }), expect: IA },
+  { name: 'jaasServerConfig({})', call: () => jaasServerConfig({}), expect: IA },
   ...BAD_OPTIONS.map((o): Row => ({ name: `TestingServer.start(${show(o)})`, call: () => TestingServer.start(o as never), expect: IA })),
   { name: 'TestingServer.start({ env: no jars })', call: () => TestingServer.start({ env: { ZK_JARS_DIR: '/nonexistent', PATH: '' } }), expect: ZooKeeperNotInstalledError },
   ...[0, -1, 1.5, Number.NaN, '3', null, 1000].map((n): Row => ({ name: `TestingCluster.start(${show(n)})`, call: () => TestingCluster.start(n as number), expect: IA })),

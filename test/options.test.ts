@@ -150,6 +150,8 @@ const entries: Entry[] = [
   { name: 'new ZkSession retry', source: { type: 'RetryPolicy' }, call: (x) => keep(new ZkSession(s.connectString, { retry: x, connectTimeoutMs: 100 })) },
   { name: 'new ZkSession tls', source: { type: 'TlsOptions' }, call: (x) => keep(new ZkSession(s.connectString, { tls: o(x), connectTimeoutMs: 100 })) },
   { name: 'tlsFromFiles', source: { type: 'TlsFiles' }, call: (x) => tlsFromFiles(o(x)), poison: () => ({ ca: '' }) },
+  // Fails right after its keys are checked: the mechanism is missing or poisoned.
+  { name: 'new ZkSession sasl', source: { type: 'SaslOptions' }, call: (x) => keep(new ZkSession(s.connectString, { sasl: o(x), connectTimeoutMs: 100 })), poison: () => ({ mechanism: 'poison' }) },
   { name: 'ZkSession.connect', source: { parameter: ['ZkSession', 'connect', 1] }, call: (x) => ZkSession.connect(s.connectString, o(x)), poison: aborted },
   { name: 'waitConnected', source: { type: 'WaitOptions' }, call: (x) => s.waitConnected(o(x)), poison: aborted },
   { name: 'create', source: { type: 'CreateCallOptions' }, call: (x) => s.create('/x', o(x)), poison: aborted },
@@ -243,6 +245,7 @@ const entries: Entry[] = [
   { name: 'TestingServer.start tls', source: { type: 'ServerTlsFiles' }, call: (x) => TestingServer.start({ tls: o(x) }), poison: () => ({ keyStore: '' }) },
   { name: 'generateTestCertificates', source: { type: 'GenerateCertificatesOptions' }, call: (x) => generateTestCertificates(o(x)), poison: () => ({ dir: '' }) },
   { name: 'TestingCluster.start', source: { type: 'TestingClusterOptions' }, call: (x) => TestingCluster.start(3, o(x)), poison: () => ({ tickTime: 0 }) },
+  { name: 'TestingServer.start sasl', source: { type: 'SaslServerOptions' }, call: (x) => TestingServer.start({ sasl: o(x) }), poison: () => ({ users: 'poison' }) },
   { name: 'cluster.waitForQuorum', source: { type: 'WaitForQuorumOptions' }, call: (x) => TestingCluster.prototype.waitForQuorum.call(fakeCluster, o(x)), poison: () => ({ timeoutMs: 0 }) },
   { name: 'cluster.leaderId', source: { type: 'FourLetterWordOptions' }, call: (x) => TestingCluster.prototype.leaderId.call(fakeCluster, o(x)), poison: () => ({ timeoutMs: 0 }) },
   { name: 'server.restart', source: { type: 'RestartOptions' }, call: (x) => ZooKeeperProcess.prototype.restart.call({} as ZooKeeperProcess, o(x)), poison: () => ({ timeoutMs: 0 }) },

@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  AuthFailedError,
   BadVersionError,
   ConnectionLossError,
   NoAuthError,
@@ -47,14 +48,14 @@ const TABLE: ReadonlyMap<number, Entry> = new Map<number, Entry>([
   [-112, { code: 'SESSION_EXPIRED', ctor: SessionExpiredError, hint: 'the session expired; its ephemeral nodes are gone' }],
   [-113, { code: 'INVALID_CALLBACK', ctor: ZooKeeperError, hint: 'invalid callback' }],
   [-114, { code: 'INVALID_ACL', ctor: ZooKeeperError, hint: 'the ACL is invalid' }],
-  [-115, { code: 'AUTH_FAILED', ctor: ZooKeeperError, hint: 'authentication failed' }],
+  [-115, { code: 'AUTH_FAILED', ctor: AuthFailedError, hint: "authentication failed: check the credentials (auth or sasl option) and the server's JAAS configuration" }],
   [-118, { code: 'SESSION_MOVED', ctor: ZooKeeperError, hint: 'the session moved to another server' }],
   [-119, { code: 'NOT_READONLY', ctor: ZooKeeperError, hint: 'a write was sent to a read-only server' }],
   [-120, { code: 'EPHEMERAL_ON_LOCAL_SESSION', ctor: ZooKeeperError, hint: 'ephemeral nodes need a global session' }],
   [-121, { code: 'NO_WATCHER', ctor: ZooKeeperError, hint: 'no such watch' }],
   [-122, { code: 'REQUEST_TIMEOUT', ctor: ZooKeeperError, hint: 'the request timed out' }],
   [-123, { code: 'RECONFIG_DISABLED', ctor: ZooKeeperError, hint: 'reconfiguration is disabled' }],
-  [-124, { code: 'SESSION_CLOSED_REQUIRE_SASL_AUTH', ctor: ZooKeeperError, hint: 'the server requires SASL authentication' }],
+  [-124, { code: 'SESSION_CLOSED_REQUIRE_SASL_AUTH', ctor: AuthFailedError, hint: 'the server requires SASL authentication and closed the session: give the session the sasl option' }],
   [-125, { code: 'QUOTA_EXCEEDED', ctor: ZooKeeperError, hint: 'a quota was exceeded' }],
   [-127, { code: 'THROTTLED_OP', ctor: ZooKeeperError, hint: 'the server throttled the operation; retry later' }],
 ]);

@@ -13,6 +13,9 @@ import { CM_STATE, createRawClient, emitChildrenChanged, forgetWatcher, hasOneSh
 import { WatchRegistry } from './watch-registry.js';
 import { detectTlsPorts, secureConnections, type ResolvedTls, type TlsHooks } from './tls.js';
 import type { TlsError } from '../errors.js';
+import { saslGate, type ResolvedSasl } from './sasl.js';
+import { errorFromCode } from './error-map.js';
+import type { AuthFailedError } from '../errors.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
@@ -97,7 +100,8 @@ export interface GenerationHooks {
   connected(gen: Generation): void;
   disconnected(gen: Generation): void;
   expired(gen: Generation): void;
-  authFailed(gen: Generation): void;
+  /** Authentication failed for good (`err` says how; none: the client's own auth info was refused). */
+  authFailed(gen: Generation, err?: AuthFailedError): void;
   watchFired(): void;
   watchRemoved(): void;
   heartbeatSent(): void;
@@ -124,6 +128,8 @@ export interface GenerationOptions {
   sessionTimeoutMs: number;
   spinDelayMs: number;
   auth: readonly AuthInfo[];
+  /** SASL credentials, authenticated on every connection before anything else is sent. */
+  sasl?: ResolvedSasl;
   /** Largest request the servers accept: watch re-registration is split under it. */
   maxPacketBytes: number;
   sessionId?: Buffer;
@@ -195,6 +201,10 @@ export class Generation {
       persistentWatches: () => this.persistent.lists(),
       notified: (type, path, zxid) => {
         if (!this.dead) this.persistent.notified(type, path, zxid);
+      },
+      gateFrames: options.sasl ? (handle) => saslGate(handle, options.sasl as ResolvedSasl, (err) => this.live() && this.hooks.authFailed(this, err)) : undefined,
+      saslRequired: () => {
+        if (this.live()) this.hooks.authFailed(this, errorFromCode(-124, 'request', undefined) as AuthFailedError);
       },
     });
     // Callbacks run inside the client's socket handler: they only update state and settle

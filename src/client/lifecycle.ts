@@ -17,6 +17,8 @@ import type { RetryPolicy } from './retry.js';
 import type { AuthInfo, ConnectionState } from './types.js';
 import { checkTls, serverCount, type ResolvedTls, type TlsOptions } from './tls.js';
 import type { TlsError } from '../errors.js';
+import { checkSasl, type ResolvedSasl, type SaslOptions } from './sasl.js';
+import type { AuthFailedError } from '../errors.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from './validate.js';
 
 /**
@@ -53,6 +55,12 @@ export interface SessionOptions {
   retry?: Partial<RetryPolicy>;
   /** Authentication sent on every (re)connect, e.g. `{ scheme: 'digest', credentials: 'user:pw' }`. */
   auth?: readonly AuthInfo[];
+  /**
+   * SASL credentials (DIGEST-MD5 only), authenticated on every connection before any other
+   * request; a refusal rejects {@link ZkSession.connect} (and ends the session) with
+   * {@link AuthFailedError}. Guide: [SASL](../../docs/security-sasl.md).
+   */
+  sasl?: SaslOptions;
   /** Largest node data accepted, bytes. Default 1 000 000 (the server drops the connection near 1 MiB). */
   maxDataBytes?: number;
   /**
@@ -87,6 +95,7 @@ export const SESSION_OPTION_KEYS = optionKeys<SessionOptions>({
   spinDelayMs: true,
   retry: true,
   auth: true,
+  sasl: true,
   maxDataBytes: true,
   maxPacketBytes: true,
   renewOnLoss: true,
@@ -180,6 +189,9 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
   private readonly requestedTimeoutMs: number;
   private readonly spinDelayMs: number;
   private readonly auth: readonly AuthInfo[];
+  private readonly sasl: ResolvedSasl | undefined;
+  /** Why the session ended, when authentication failed. */
+  private authFailure: AuthFailedError | undefined;
   private readonly renewOnLoss: boolean;
   private readonly tls: ResolvedTls | undefined;
   /** Why the session was closed by itself (a refused TLS handshake), for waits still pending. */
@@ -223,6 +235,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     this.connectTimeoutMs = checkTimeout(options.connectTimeoutMs, 'connectTimeoutMs') ?? 15_000;
     this.spinDelayMs = checkInt(options.spinDelayMs, 'spinDelayMs', 0, 60_000, 200);
     this.auth = validateAuth(options.auth);
+    this.sasl = checkSasl(options.sasl);
     this.renewOnLoss = checkBoolean(options.renewOnLoss, 'renewOnLoss', true);
     this.maxPacketBytes = checkInt(options.maxPacketBytes, 'maxPacketBytes', 1024, 100 * 1024 * 1024, DEFAULT_MAX_PACKET_BYTES);
     this.tls = checkTls(options.tls);
@@ -302,7 +315,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     const done = deferred<void>();
     const onState = (): void => {
       if (this.isConnected()) done.resolve();
-      else if (this.currentState === 'CLOSED') done.reject(this.refusal ?? new ClosedError('session closed while waiting to connect'));
+      else if (this.currentState === 'CLOSED') done.reject(this.refusal ?? this.authFailure ?? new ClosedError('session closed while waiting to connect'));
       else if (this.currentState === 'LOST' && !this.renewOnLoss) done.reject(this.finallyLost());
     };
     onState();
@@ -344,6 +357,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
         sessionTimeoutMs: this.requestedTimeoutMs,
         spinDelayMs: this.spinDelayMs,
         auth: this.auth,
+        sasl: this.sasl,
         maxPacketBytes: this.maxPacketBytes,
         sessionId: join?.sessionId,
         sessionPassword: join?.password,
@@ -353,7 +367,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
         connected: (g) => this.onConnected(g),
         disconnected: (g) => this.onDisconnected(g),
         expired: (g) => this.onLost(g, 'the server reported the session expired'),
-        authFailed: (g) => this.onAuthFailed(g),
+        authFailed: (g, err) => this.onAuthFailed(g, err),
         watchFired: () => {
           this.stats.watchEvents += 1;
         },
@@ -408,9 +422,10 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     if (this.renewOnLoss) this.gen = this.startGeneration();
   }
 
-  private onAuthFailed(gen: Generation): void {
+  private onAuthFailed(gen: Generation, failure?: AuthFailedError): void {
     if (gen !== this.gen || this.closed) return;
-    const err = errorFromCode(-115, 'authenticate', undefined);
+    const err = failure ?? (errorFromCode(-115, 'authenticate', undefined) as AuthFailedError);
+    this.authFailure = err;
     this.safeEmit('error', err);
     gen.end(err);
     void this.close();
@@ -485,7 +500,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
   }
 
   protected assertOpen(): void {
-    if (this.closing) throw new ClosedError(`session to ${this.connectString} is closed; create a new ZkSession`);
+    if (this.closing) throw new ClosedError(`session to ${this.connectString} is closed; create a new ZkSession`, { cause: this.authFailure });
   }
 }
 

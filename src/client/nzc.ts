@@ -60,6 +60,9 @@ export interface RawConnectionManager {
   pendingQueue: { request: RawRequest; callback?: (err: RawError | null, value?: unknown) => void }[];
   /** The last zxid the server reported, sent with the next handshake. */
   zxid: Buffer;
+  /** The session id (8 bytes) and password sent with the next handshake (SASL adopts them early, `sasl.ts`). */
+  sessionId: Buffer;
+  sessionPassword: Buffer;
   /** The next request id (xid); see {@link wrapXids}. */
   xid: number;
   /** Bytes of a reply not complete yet (the client never clears them on a new connection). */
@@ -166,7 +169,9 @@ function assertInternals(): void {
     jute.OP_CODES.SET_DATA === 5 &&
     jute.OP_CODES.GET_CHILDREN2 === 12 &&
     Array.isArray(cm.pendingQueue) &&
-    Buffer.isBuffer(cm.zxid);
+    Buffer.isBuffer(cm.zxid) &&
+    Buffer.isBuffer(cm.sessionId) &&
+    Buffer.isBuffer(cm.sessionPassword);
   if (!ok) {
     throw new Error(
       'zk-recipes: node-zookeeper-client internals changed; zk-recipes needs node-zookeeper-client@1.1.3 exactly',
@@ -240,6 +245,10 @@ export interface HandshakeHooks {
   persistentWatches(): { persistent: string[]; recursive: string[] };
   /** A watch notification (client path; the zxid that fired it, -1 before 3.9), after the client handed it to its one-shot watchers. */
   notified(type: number, path: string, zxid: bigint): void;
+  /** Wraps the client's handling of each whole frame (SASL holds the handshake reply back until it authenticated, `sasl.ts`). */
+  gateFrames?(handle: (this: RawConnectionManager, frame: Buffer) => void): (this: RawConnectionManager, frame: Buffer) => void;
+  /** A reply said the server requires SASL and closed the session (SESSION_CLOSED_REQUIRE_SASL_AUTH, -124). */
+  saslRequired?(): void;
 }
 
 const AUTH_OP = 100;
@@ -286,7 +295,8 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): ()
   // third of the timeout of socket idleness would be a second request for the same purpose.
   cm.onSocketTimeout = function (): void {};
   // The client binds these when it opens each socket, so the instance properties are what run.
-  cm.onSocketData = frameReplies(cm.onSocketData, (type, path, zxid) => hooks.notified(type, clientPath(cm.chrootPath ?? '', path), zxid));
+  const handle = hooks.gateFrames ? hooks.gateFrames(cm.onSocketData) : cm.onSocketData;
+  cm.onSocketData = frameReplies(handle, (type, path, zxid) => hooks.notified(type, clientPath(cm.chrootPath ?? '', path), zxid), hooks.saslRequired);
   cm.onSocketConnected = function (this: RawConnectionManager): void {
     if (!hooks.allowed()) {
       this.socket?.destroy();
@@ -363,6 +373,9 @@ function answerFrame(cm: RawConnectionManager, frame: Buffer): boolean {
   return true;
 }
 
+/** The server requires SASL and closes the session (-124). */
+const SESSION_CLOSED_REQUIRE_SASL_AUTH = -124;
+
 /** The xid of a watch notification. */
 const NOTIFICATION_XID = -1;
 
@@ -373,9 +386,10 @@ const NOTIFICATION_XID = -1;
  * `pendingBuffer`, as before, so a new connection's handshake still discards it. Once the
  * connection is dropped (a reply nobody can match), the rest of the chunk is dropped with it.
  * A watch notification (type, state, server path) also goes to `notified`, after the client's
- * handler gave it to its one-shot watchers.
+ * handler gave it to its one-shot watchers. A reply refusing the session for want of SASL
+ * (-124) goes to `saslRequired` once its request was answered.
  */
-export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer) => void, notified?: (type: number, path: string, zxid: bigint) => void): (this: RawConnectionManager, chunk: Buffer) => void {
+export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer) => void, notified?: (type: number, path: string, zxid: bigint) => void, saslRequired?: () => void): (this: RawConnectionManager, chunk: Buffer) => void {
   return function (this: RawConnectionManager, chunk: Buffer): void {
     const socket = this.socket;
     const buffer = this.pendingBuffer ? Buffer.concat([this.pendingBuffer, chunk]) : chunk;
@@ -389,11 +403,14 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
       }
       if (buffer.length - offset - 4 < size) break;
       const frame = buffer.subarray(offset, offset + 4 + size);
+      // Refused for want of SASL: the server closes the session's connection, and would again.
+      const refused = saslRequired !== undefined && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY && frame.readInt32BE(REPLY.ERR) === SESSION_CLOSED_REQUIRE_SASL_AUTH;
       if (!answerFrame(this, frame)) {
         handle.call(this, frame);
         if (notified && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY + 8 && frame.readInt32BE(REPLY.XID) === NOTIFICATION_XID) notifyFrom(frame, notified);
       }
       offset += 4 + size;
+      if (refused) saslRequired();
       if (this.socket !== socket || socket?.destroyed) return;
     }
     if (offset < buffer.length) this.pendingBuffer = buffer.subarray(offset);

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors.js';
 import { checkBoolean, checkDeadline, checkInt, checkOptions, describe, optionKeys } from './check.js';
 import { FOUR_LETTER_WORD_OPTION_KEYS, type FourLetterWordOptions } from './four-letter.js';
 import { locateZooKeeper, type ZooKeeperInstallation } from './java.js';
+import { withSasl } from './jaas.js';
 import { checkDelay, linkProxyCount, MemberLinks, partitionPairs, type MemberLink } from './member-links.js';
 import { freePorts, LOOPBACK } from './ports.js';
 import {
@@ -201,7 +202,7 @@ export class TestingCluster {
       if (options.memberLinks) links = await MemberLinks.start(plans, ports.slice(3 * size, 3 * size + linkPorts));
       // One set of certificates for the whole ensemble (its server certificate names 127.0.0.1).
       const tls = await testServerTls(options, join(root, 'tls'));
-      return new TestingCluster(await TestingCluster.#members(installation, plans, options, links, tls.lines), root, links, tls.certificates);
+      return new TestingCluster(await TestingCluster.#members(installation, plans, await withSasl(root, options), links, tls.lines), root, links, tls.certificates);
     } catch (error) {
       await links?.close();
       await removeWorkDir(root);

@@ -70,6 +70,7 @@ export {
   type ServerTlsFiles,
   type TestCertificates,
 } from './tls-certs.js';
+export { jaasServerConfig, type SaslServerOptions } from './jaas.js';
 export { waitFor, WaitTimeoutError, withTimeout, type WaitForOptions } from './wait.js';
 export {
   TEST_JVM_ARGS,

@@ -9,6 +9,7 @@ import { ZooKeeperProcess, ZooKeeperStartError } from './zk-process.js';
 import { InvalidArgumentError } from '../errors.js';
 import { checkServerTls, serverTls, tlsConfig, withNetty } from './tls-server.js';
 import type { ServerTlsFiles, TestCertificates } from './tls-certs.js';
+import { checkSaslServer, withSasl, type SaslServerOptions } from './jaas.js';
 
 /** Options shared by {@link TestingServer.start} and {@link TestingCluster.start}. @group Testing */
 export interface ZooKeeperTestOptions {
@@ -36,6 +37,11 @@ export interface ZooKeeperTestOptions {
    * give the server's PEM files. The plain `clientPort` stays. Guide: [TLS](../../docs/security-tls.md).
    */
   tls?: boolean | ServerTlsFiles;
+  /**
+   * SASL DIGEST-MD5 users (a JAAS file the server logs in with) and the `sasl` ACL scheme;
+   * see {@link SaslServerOptions}. Default none.
+   */
+  sasl?: SaslServerOptions;
 }
 
 /** The keys of {@link ZooKeeperTestOptions}. @internal */
@@ -48,6 +54,7 @@ export const ZOOKEEPER_TEST_OPTION_KEYS = optionKeys<ZooKeeperTestOptions>({
   startTimeoutMs: true,
   env: true,
   tls: true,
+  sasl: true,
 });
 
 /** Options of {@link TestingServer.start}. @group Testing */
@@ -77,6 +84,7 @@ export function checkTestOptions(options: ZooKeeperTestOptions, what: string, kn
   checkLines(options.jvmArgs, 'jvmArgs');
   checkDeadline(options.startTimeoutMs, 'startTimeoutMs', 30_000);
   checkEnv(options.env);
+  checkSaslServer(options.sasl);
   checkServerTls(options.tls);
 }
 
@@ -193,7 +201,7 @@ export class TestingServer extends ZooKeeperProcess {
         workDir,
         dataDir,
         port,
-        options,
+        await withSasl(workDir, options),
         tls,
       );
       try {
