@@ -39,6 +39,7 @@ export type {
 export { PersistentWatch, type PersistentWatchEvents, type PersistentWatchItem, type PersistentWatchIteratorOptions, type PersistentWatchReset } from './client/persistent-watch.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { Acls, Perms } from './client/types.js';
+export { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, digestAcl, digestAuth, digestId, type AclProvider } from './client/acl.js';
 export type {
   Acl,
   AuthInfo,

@@ -7,6 +7,7 @@
 import {
   BadVersionError,
   ConnectionLossError,
+  InvalidAclError,
   NoAuthError,
   NodeExistsError,
   NoNodeError,
@@ -46,7 +47,7 @@ const TABLE: ReadonlyMap<number, Entry> = new Map<number, Entry>([
   [-111, { code: 'NOT_EMPTY', ctor: NotEmptyError, hint: 'the node has children' }],
   [-112, { code: 'SESSION_EXPIRED', ctor: SessionExpiredError, hint: 'the session expired; its ephemeral nodes are gone' }],
   [-113, { code: 'INVALID_CALLBACK', ctor: ZooKeeperError, hint: 'invalid callback' }],
-  [-114, { code: 'INVALID_ACL', ctor: ZooKeeperError, hint: 'the ACL is invalid' }],
+  [-114, { code: 'INVALID_ACL', ctor: InvalidAclError, hint: 'the ACL is invalid' }],
   [-115, { code: 'AUTH_FAILED', ctor: ZooKeeperError, hint: 'authentication failed' }],
   [-118, { code: 'SESSION_MOVED', ctor: ZooKeeperError, hint: 'the session moved to another server' }],
   [-119, { code: 'NOT_READONLY', ctor: ZooKeeperError, hint: 'a write was sent to a read-only server' }],

@@ -15,6 +15,7 @@ import { errorFromCode, ZK_SESSION_EXPIRED } from './error-map.js';
 import { Generation } from './generation.js';
 import type { RetryPolicy } from './retry.js';
 import type { AuthInfo, ConnectionState } from './types.js';
+import type { AclProvider } from './acl.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from './validate.js';
 
 /**
@@ -66,6 +67,12 @@ export interface SessionOptions {
    * {@link SessionExpiredError}.
    */
   renewOnLoss?: boolean;
+  /**
+   * The ACL of every node created without an explicit `acl` (what recipes and `mkdirp` create,
+   * parents included), per path if needed; the open ACL without it. A recipe's own `acl`
+   * option comes first. See {@link AclProvider} and [Security](../../docs/security.md).
+   */
+  aclProvider?: AclProvider;
   /** @internal Join an existing session (the test kit uses it to force an expiry). */
   join?: SessionCredentials;
 }
@@ -80,6 +87,7 @@ export const SESSION_OPTION_KEYS = optionKeys<SessionOptions>({
   maxDataBytes: true,
   maxPacketBytes: true,
   renewOnLoss: true,
+  aclProvider: true,
   join: true,
 });
 
@@ -137,6 +145,10 @@ export interface SessionCounters {
   sync: number;
   /** `addWatch` requests sent (persistent watches; each retry counts). */
   addWatch: number;
+  /** `getAcl` requests sent (each retry counts). */
+  getAcl: number;
+  /** `setAcl` requests sent (each retry counts). */
+  setAcl: number;
   /** Watch notifications delivered to this session. */
   watchEvents: number;
   /** Heartbeats sent (a `sync`, which only the ensemble's leader answers, once nothing only it answers was answered for a sixth of the timeout). */
@@ -192,6 +204,8 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     removeWatches: 0,
     sync: 0,
     addWatch: 0,
+    getAcl: 0,
+    setAcl: 0,
     watchEvents: 0,
     heartbeat: 0,
   };
