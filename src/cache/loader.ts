@@ -9,7 +9,7 @@
 import type { ZkSession } from '../client/session.js';
 import type { Stat, Watched, WatchEvent } from '../client/types.js';
 import { backoffDelay, type Backoff } from '../client/retry.js';
-import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError, isPermissionError } from '../errors.js';
 import { delay } from '../util/abort.js';
 import { Limiter } from './limiter.js';
 import type { Scope } from './scope.js';
@@ -174,6 +174,8 @@ export class Loader {
   #retryLater(path: string, list: boolean, err: unknown): void {
     if (this.options.signal.aborted || !needsRetry(err)) return;
     this.host.error(err instanceof Error ? err : new Error(String(err)));
+    // No permission to read that node: told once, not retried (a retry cannot cure it).
+    if (isPermissionError(err)) return;
     const attempt = this.#retries.get(path) ?? 0;
     this.#retries.set(path, attempt + 1);
     delay(backoffDelay(this.options.backoff, attempt), this.options.signal).then(
