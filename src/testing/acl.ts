@@ -5,10 +5,10 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { CREATOR_ALL_ACL, digestAcl, digestAuth, digestId } from '../client/acl.js';
+import { CREATOR_ALL_ACL, digestAcl, digestAuth, digestId, OPEN_ACL_UNSAFE } from '../client/acl.js';
 import { ZkSession, type SessionOptions } from '../client/session.js';
 import type { Acl, AuthInfo } from '../client/types.js';
-import { validatePath } from '../client/validate.js';
+import { parentOf, validatePath } from '../client/validate.js';
 import { InvalidArgumentError, NodeExistsError } from '../errors.js';
 
 /** A digest identity for a test: a user name and a random password. @group Testing */
@@ -66,9 +66,10 @@ export function connectAs(connectString: string, identity: TestIdentity, options
 }
 
 /**
- * Creates `path` and its missing ancestors with `acl` (default `CREATOR_ALL_ACL`: only the
+ * Creates `path` with `acl` (default `CREATOR_ALL_ACL`: only the
  * identities `session` authenticated with may read, write, create under or delete it), from
- * `session`; a `path` that exists already gets `acl` set on it. Resolves to `path`.
+ * `session`; a `path` that exists already gets `acl` set on it. Missing ancestors are created
+ * with the open ACL (a shared `/test` stays usable by every identity). Resolves to `path`.
  *
  * @example
  * ```ts
@@ -82,16 +83,14 @@ export function connectAs(connectString: string, identity: TestIdentity, options
 export async function createSecuredPath(session: ZkSession, path: string, acl: readonly Acl[] = CREATOR_ALL_ACL): Promise<string> {
   validatePath(path);
   if (path === '/') throw new InvalidArgumentError('createSecuredPath: the root cannot be a test path');
+  // Ancestors open: a shared `/test` must stay usable by every identity of the suite.
+  const parent = parentOf(path);
+  if (parent !== '/') await session.mkdirp(parent, { acl: OPEN_ACL_UNSAFE });
   try {
     await session.create(path, { acl });
-    return path;
   } catch (err) {
-    if (err instanceof NodeExistsError) {
-      await session.setAcl(path, acl);
-      return path;
-    }
-    if ((err as { code?: string }).code !== 'NO_NODE') throw err;
+    if (!(err instanceof NodeExistsError)) throw err;
+    await session.setAcl(path, acl);
   }
-  await session.mkdirp(path, { acl });
   return path;
 }
