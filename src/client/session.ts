@@ -8,6 +8,7 @@ import {
   ClosedError,
   ConnectionLossError,
   InvalidArgumentError,
+  NoAuthError,
   NoNodeError,
   NodeExistsError,
   SessionExpiredError,
@@ -858,7 +859,9 @@ export class ZkSession extends SessionLifecycle {
   /**
    * Creates `path` and any missing ancestors, as persistent nodes or, with `container`, as
    * containers (Curator's `creatingParentContainersIfNeeded`: the server deletes each some time
-   * after its last child is gone); existing ones are fine.
+   * after its last child is gone); existing ones are fine (also where we may not create: a
+   * NoAuth for a node that exists is not an error). Each node created gets `acl`, or the
+   * `aclProvider`'s ACL for its path.
    */
   mkdirp(path: string, options: MkdirpOptions = {}): Promise<void> {
     return this.guard(() => {
@@ -876,6 +879,9 @@ export class ZkSession extends SessionLifecycle {
       await this.createNode(path, { data: options.data, acl: options.acl, mode, signal: options.signal }, ledger);
     } catch (err) {
       if (err instanceof NodeExistsError) return;
+      // The server checks the parent's CREATE permission before whether the node exists: a node
+      // that is there already is fine, as with Curator's mkdirs (which looks first).
+      if (err instanceof NoAuthError && (await this.exists(path, { signal: options.signal }).catch(() => null)) !== null) return;
       if (!(err instanceof NoNodeError)) throw err;
       await this.makeDirs(parentOf(path), { acl: options.acl, container: options.container, signal: options.signal }, ledger);
       await this.makeDirs(path, options, ledger);
