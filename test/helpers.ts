@@ -35,6 +35,12 @@ export class SessionPool {
     return s;
   }
 
+  /** Tracks a session connected elsewhere (closed with the others). */
+  track(session: ZkSession): ZkSession {
+    this.sessions.add(session);
+    return session;
+  }
+
   /** Closes every tracked session. */
   async closeAll(): Promise<void> {
     await Promise.all([...this.sessions].map((s) => s.close()));

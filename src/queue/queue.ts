@@ -254,13 +254,13 @@ export class DistributedQueue {
         } catch (err) {
           if (stop.signal.aborted) return; // stopped: consume resolves
           if (err instanceof LayoutMismatchError || this.session.closed) throw err;
-          // No permission on the queue's path: no retry can cure it.
-          if (isPermissionError(err)) throw copyPermissionError(err, `queue ${this.path}: consume stopped`);
           try {
             config.onError?.(err, { path: this.path, redeliveries: -1 });
           } catch (thrown) {
             process.emitWarning(`zk-recipes: a queue onError callback threw: ${String(thrown)}`);
           }
+          // No permission on the queue's path: no retry can cure it.
+          if (isPermissionError(err)) throw copyPermissionError(err, `queue ${this.path}: consume stopped`);
           try {
             await delay(backoffDelay(config.errorBackoff, failures++), stop.signal);
             await this.session.waitConnected({ signal: stop.signal });
