@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import {
   AtomicNumber,
   Barrier,
+  ChildrenCache,
   CREATOR_ALL_ACL,
   DistributedQueue,
   DoubleBarrier,
@@ -43,10 +44,13 @@ async function setup(name: string): Promise<{ a: ZkSession; b: ZkSession; base: 
   return { a, b, base };
 }
 
-/** Total requests `s` sent so far (watch events and heartbeats aside). */
+/**
+ * Requests `s` sent so far, of the kinds a retry would send (watch removals, which a closed
+ * recipe's cleanup may send late, heartbeats and watch events aside).
+ */
 function sent(s: ZkSession): number {
   const c = s.counters;
-  return c.create + c.delete + c.exists + c.getData + c.setData + c.getChildren + c.multi + c.sync + c.addWatch + c.removeWatches + c.getAcl + c.setAcl;
+  return c.create + c.delete + c.exists + c.getData + c.setData + c.getChildren + c.multi + c.sync + c.addWatch + c.getAcl + c.setAcl;
 }
 
 /** Makes 30 round trips on `probe` (a different session), then asserts that `s` sent nothing meanwhile. */
@@ -192,5 +196,19 @@ test("another identity's leader latch, barriers, group, shared count, atomic num
   assert.ok(latch.hasLeadership);
   assert.deepEqual((await discovery.queryForInstances('api')).map((i) => i.id), ['i1']);
   await Promise.all([latch.close(), count.close(), discovery.close()]);
+  await a.deleteRecursive(base);
+});
+
+test("a cache on another identity's path fails its start with NoAuthError, and stops", async () => {
+  const { a, b, base } = await setup('other-cache');
+  await a.create(`${base}/dir`, { acl: CREATOR_ALL_ACL });
+  const cache = new ChildrenCache(b, `${base}/dir`, { errorBackoff: quick });
+  const cacheErrors: Error[] = [];
+  cache.on('error', (e) => cacheErrors.push(e));
+  await refusedQuickly(cache.start({ timeoutMs: 10_000 }), 'cache start');
+  assert.ok(cacheErrors.some((e) => e instanceof NoAuthError));
+  await sendsNothingMore(b, a, 'cache');
+  await cache.close();
+
   await a.deleteRecursive(base);
 });
