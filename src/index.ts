@@ -42,6 +42,7 @@ export { Acls, Perms } from './client/types.js';
 export { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, digestAcl, digestAuth, digestId, type AclProvider } from './client/acl.js';
 export type {
   Acl,
+  AclResult,
   AuthInfo,
   CheckOp,
   CheckResult,

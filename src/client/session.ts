@@ -25,7 +25,7 @@ import { addWatch, create, create2, createSpecial, exists, getChildren, getData,
 import { encodeAcls, MULTI_RESULT_TYPES, type MultiOp, type MultiResult } from './wire.js';
 import { providedAcl, sendGetAcl, sendSetAcl, validateAcl, validateAclProvider, type AclProvider } from './acl.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
-import type { Acl, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
+import type { Acl, AclResult, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
 import { checkBoolean, checkInt, checkKeys, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
 import { ADD_WATCH_OPTION_KEYS, CALL_OPTION_KEYS, CONNECT_OPTION_KEYS, CREATE_CALL_OPTION_KEYS, MKDIRP_OPTION_KEYS, OP_KEYS, VERSIONED_CALL_OPTION_KEYS, WATCH_OPTION_KEYS } from './option-keys.js';
@@ -828,12 +828,12 @@ export class ZkSession extends SessionLifecycle {
   }
 
   /** The node's ACL and {@link Stat} (its `aversion` is the ACL's version). Retried on connection loss. */
-  getAcl(path: string, options: CallOptions = {}): Promise<{ acl: Acl[]; stat: Stat }> {
+  getAcl(path: string, options: CallOptions = {}): Promise<AclResult> {
     return this.guard(() => {
       validatePath(path);
       const signal = callSignal(options, 'getAcl');
       this.checkSize({ type: 'getData', path }, 'getAcl');
-      return this.retrying((ledger) => this.call<{ acl: Acl[]; stat: Stat }>('getAcl', path, (g, done) => sendGetAcl(g.raw, path, done), { signal, abandonable: true, ledger }), signal, 'read');
+      return this.retrying((ledger) => this.call<AclResult>('getAcl', path, (g, done) => sendGetAcl(g.raw, path, done), { signal, abandonable: true, ledger }), signal, 'read');
     });
   }
 
