@@ -22,8 +22,10 @@ import { serverPath } from './encoding.js';
  *
  * @example
  * ```ts
- * const zk = await ZkSession.connect('127.0.0.1:2181', {
- *   auth: [digestAuth('billing', process.env.ZK_PASSWORD!)],
+ * import { CREATOR_ALL_ACL, ZkSession, digestAuth } from 'zk-recipes';
+ *
+ * await using zk = await ZkSession.connect('127.0.0.1:2181', {
+ *   auth: [digestAuth('billing', process.env.ZK_PASSWORD ?? '')],
  *   aclProvider: { defaultAcl: CREATOR_ALL_ACL },
  * });
  * ```
@@ -70,7 +72,11 @@ export function digestId(user: string, password: string): string {
  *
  * @example
  * ```ts
- * const acl = [digestAcl('billing', pw), digestAcl('auditor', auditorPw, Perms.READ)];
+ * import { Mutex, Perms, digestAcl } from 'zk-recipes';
+ *
+ * const env = (name: string): string => process.env[name] ?? '';
+ * const acl = [digestAcl('billing', env('BILLING_PW')), digestAcl('auditor', env('AUDITOR_PW'), Perms.READ)];
+ * const lock = new Mutex(session, '/locks/invoices', { acl });
  * ```
  * @group Security
  */

@@ -50,6 +50,8 @@ export function testIdentity(user: string): TestIdentity {
  *
  * @example
  * ```ts
+ * import { TestingServer, connectAs, superDigestConfig, testIdentity } from 'zk-recipes/testing';
+ *
  * const admin = testIdentity('super');
  * const server = await TestingServer.start({ extraConfig: [superDigestConfig(admin)] });
  * const cleaner = await connectAs(server.connectString, admin);
@@ -73,6 +75,10 @@ export function connectAs(connectString: string, identity: TestIdentity, options
  *
  * @example
  * ```ts
+ * import { CREATOR_ALL_ACL, Mutex } from 'zk-recipes';
+ * import { TestingServer, connectAs, createSecuredPath, testIdentity } from 'zk-recipes/testing';
+ *
+ * await using server = await TestingServer.start();
  * const alice = testIdentity('alice');
  * const zk = await connectAs(server.connectString, alice);
  * const base = await createSecuredPath(zk, '/test/secured-1');
