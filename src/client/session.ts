@@ -397,7 +397,7 @@ export class ZkSession extends SessionLifecycle {
     const data = toBuffer(options.data, this.maxDataBytes, path);
     const mode = checkMode(options.mode, 'mode');
     const ttlMs = checkTtl(options.ttlMs, mode, path);
-    const acl = options.acl === undefined ? this.aclFor(path) : validateAcl(options.acl);
+    const acl = options.acl === undefined ? providedAcl(this.aclProvider, path) : validateAcl(options.acl);
     this.checkSize({ type: 'create', path, data, acl, ttl: ttlMs !== undefined }, 'create');
     return { data, acls: aclBytes(acl), flags: CREATE_MODE_FLAGS[mode], special: SPECIAL_MODES.has(mode), ttlMs, signal };
   }
@@ -802,7 +802,7 @@ export class ZkSession extends SessionLifecycle {
       case 'create': {
         const mode = checkMode(op.mode, `ops[${i}].mode`);
         if (SPECIAL_MODES.has(mode)) throw new InvalidArgumentError(`ops[${i}].mode ${mode} is not supported in a transaction: create it on its own`, { path: op.path });
-        return { type: 'create', path: op.path, data: toBuffer(op.data, this.maxDataBytes, op.path), mode, acl: op.acl === undefined ? this.aclFor(op.path) : validateAcl(op.acl, `ops[${i}].acl`) };
+        return { type: 'create', path: op.path, data: toBuffer(op.data, this.maxDataBytes, op.path), mode, acl: op.acl === undefined ? providedAcl(this.aclProvider, op.path) : validateAcl(op.acl, `ops[${i}].acl`) };
       }
       case 'delete':
       case 'check':
