@@ -16,6 +16,7 @@ import {
   DoubleBarrier,
   GroupMember,
   LeaderLatch,
+  LeaderSelector,
   Mutex,
   PersistentNode,
   ReadWriteLock,
@@ -86,7 +87,7 @@ test("another identity can neither delete the holder's lock node nor queue for t
   await a.deleteRecursive(base);
 });
 
-test("another identity can neither read, take nor delete the queue's items; its take and consume fail typed, once", async () => {
+test("another identity can neither read, take, delete nor forge the queue's items; its take, put and consume fail typed, once", async () => {
   const { a, b, base } = await setup('other-queue');
   const ours = new DistributedQueue(a, `${base}/q`, { acl: CREATOR_ALL_ACL });
   const [item] = await ours.putAll(['secret', 'two']);
@@ -96,6 +97,7 @@ test("another identity can neither read, take nor delete the queue's items; its 
   const theirs = new DistributedQueue(b, `${base}/q`);
   await refusedQuickly(theirs.take({ timeoutMs: 10_000 }), 'take');
   await refusedQuickly(theirs.poll({ timeoutMs: 10_000 }), 'poll');
+  await refusedQuickly(theirs.put('forged', { timeoutMs: 10_000 }), 'put');
   const errors: unknown[] = [];
   await refusedQuickly(theirs.consume(() => assert.fail('no item may reach another identity'), { errorBackoff: quick, onError: (e) => errors.push(e) }), 'consume');
   assert.ok(errors.length >= 1 && errors.every((e) => e instanceof NoAuthError), `onError heard the refusal: ${errors.map(String).join('; ')}`);
@@ -123,13 +125,19 @@ test('a queue consumer whose permission is taken away stops with NoAuthError ins
     },
     { errorBackoff: quick, onError: (e) => errors.push(e) },
   );
+  // It may end before we look: its outcome is held from now on.
+  const ended = consuming.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   await revoked;
   // The claims' directory becomes someone else's: alice can no longer claim (nor list claims).
   const su = await connectAs(fx.server.connectString, admin, { sessionTimeoutMs: 4000 });
   fx.pool.track(su);
   await su.setAcl(`${base}/q/claims`, [bob.acl()]);
   await q.put('two');
-  await assert.rejects(consuming, NoAuthError);
+  const outcome = await ended;
+  assert.ok(outcome instanceof NoAuthError, String(outcome));
   assert.deepEqual(got, ['one']);
   assert.ok(errors.some((e) => e instanceof NoAuthError));
   const other = await fx.pool.connect(fx.server.connectString);
@@ -178,6 +186,9 @@ test("another identity's leader latch, barriers, group, shared count, atomic num
   await refusedQuickly(theirLatch.start({ timeoutMs: 10_000 }), 'latch start');
   await assert.rejects(theirLatch.awaitLeadership({ timeoutMs: 1000 }), NoAuthError);
   assert.equal(latchErrors.length, 1);
+  const selectorErrors: Error[] = [];
+  await refusedQuickly(new LeaderSelector(b, `${base}/latch`, { errorBackoff: quick }).run(() => assert.fail('never leader'), { requeue: true, onError: (e) => selectorErrors.push(e) }), 'selector run (requeue)');
+  assert.equal(selectorErrors.length, 1);
   await refusedQuickly(new Barrier(b, `${base}/barrier`).remove(), 'barrier remove');
   await refusedQuickly(new Barrier(b, `${base}/barrier`).wait({ timeoutMs: 10_000 }), 'barrier wait');
   await refusedQuickly(new DoubleBarrier(b, `${base}/latch`, { memberCount: 2 }).enter({ timeoutMs: 10_000 }), 'double barrier enter');
