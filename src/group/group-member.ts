@@ -11,7 +11,7 @@ import { optionalAcl } from '../client/acl.js';
 import { checkInt, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, toBuffer, validatePath } from '../client/validate.js';
 import { ChildrenCache } from '../cache/children-cache.js';
 import type { CachedNode } from '../cache/types.js';
-import { BadVersionError, ClosedError, IllegalStateError, InvalidArgumentError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { BadVersionError, ClosedError, IllegalStateError, InvalidArgumentError, isPermissionError, NoNodeError, OperationTimeoutError } from '../errors.js';
 import { backoffDelay, type Backoff } from '../client/retry.js';
 import { delay } from '../util/abort.js';
 import { PersistentNode } from '../nodes/persistent-node.js';
@@ -312,6 +312,8 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
       } catch (err) {
         if (err instanceof NoNodeError) return;
         if (!(err instanceof BadVersionError)) this.#emit('error', err instanceof Error ? err : new Error(String(err)));
+        // Not ours to delete any more: it goes with its session, no retry can do better.
+        if (isPermissionError(err)) return;
         await delay(backoffDelay(SWEEP_BACKOFF, attempt), signal).catch(() => undefined);
       }
     }
