@@ -360,3 +360,22 @@ export class TlsError extends ZkRecipesError {
     this.server = server;
   }
 }
+
+/**
+ * The server refused an ACL (ZooKeeper `INVALIDACL`, -114): e.g. `CREATOR_ALL_ACL` from a
+ * session that authenticated with no identity (give it `auth`), or a malformed digest id.
+ * @group Errors
+ */
+export class InvalidAclError extends ZooKeeperError {}
+
+/**
+ * Whether `err` is a refusal that no retry can cure: the session lacks permission
+ * ({@link NoAuthError}) or the server refuses the ACL asked for ({@link InvalidAclError}).
+ * Recipes reject their caller with it at once, and their background loops stop on it (with an
+ * `error` event) instead of retrying.
+ * @group Errors
+ */
+export function isPermissionError(err: unknown): err is NoAuthError | InvalidAclError {
+  return err instanceof NoAuthError || err instanceof InvalidAclError;
+}
+

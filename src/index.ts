@@ -42,8 +42,10 @@ export { PersistentWatch, type PersistentWatchEvents, type PersistentWatchItem, 
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { Acls, Perms } from './client/types.js';
 export { saslAcl, type SaslOptions } from './client/sasl.js';
+export { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, digestAcl, digestAuth, digestId, type AclProvider } from './client/acl.js';
 export type {
   Acl,
+  AclResult,
   AuthInfo,
   CheckOp,
   CheckResult,

@@ -7,7 +7,7 @@ import { ZkSession, type SessionOptions } from '../src/client/index.js';
 import { NoNodeError } from '../src/errors.js';
 import type { ConnectionState } from '../src/client/types.js';
 import { after, before } from 'node:test';
-import { ChaosProxy, TestingCluster, TestingServer, waitFor, withTimeout } from '../src/testing/index.js';
+import { ChaosProxy, TestingCluster, TestingServer, waitFor, withTimeout, type TestingServerOptions } from '../src/testing/index.js';
 
 /** Child names of `path` as `session` sees them, sorted; [] when it does not exist. */
 export async function childrenOf(session: ZkSession, path: string): Promise<string[]> {
@@ -33,6 +33,12 @@ export class SessionPool {
     const s = await ZkSession.connect(connectString, { sessionTimeoutMs: 4000, spinDelayMs: 50, ...options });
     this.sessions.add(s);
     return s;
+  }
+
+  /** Tracks a session connected elsewhere (closed with the others). */
+  track(session: ZkSession): ZkSession {
+    this.sessions.add(session);
+    return session;
   }
 
   /** Closes every tracked session. */
@@ -85,10 +91,10 @@ export class ServerFixture {
   readonly pool = new SessionPool();
   readonly proxies: ChaosProxy[] = [];
 
-  /** Registers the `before` and `after` hooks of the file. */
-  constructor() {
+  /** Registers the `before` and `after` hooks of the file; `options` start the server. */
+  constructor(options: TestingServerOptions = {}) {
     before(async () => {
-      this.server = await TestingServer.start();
+      this.server = await TestingServer.start(options);
       this.observer = await this.pool.connect(this.server.connectString, { sessionTimeoutMs: 30000 });
     });
     after(async () => {

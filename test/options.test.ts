@@ -30,6 +30,7 @@ import {
   GroupMember,
   ZkSession,
   tlsFromFiles,
+  Acls,
 } from '../src/index.js';
 import {
   ChaosProxy,
@@ -40,6 +41,8 @@ import {
   freePort,
   generateTestCertificates,
   HistoryRecorder,
+  connectAs,
+  testIdentity,
   Nemesis,
   runChaos,
   SeededRandom,
@@ -147,6 +150,9 @@ const entries: Entry[] = [
   { name: 'openTelemetryTracing', source: { type: 'OpenTelemetryTracingOptions' }, call: (x) => openTelemetryTracing(o(x)) },
   // The session.
   { name: 'new ZkSession', source: { type: 'SessionOptions' }, call: (x) => keep(new ZkSession(s.connectString, o({ ...x, connectTimeoutMs: 100 }))) },
+  { name: 'new ZkSession aclProvider', source: { type: 'AclProvider' }, call: (x) => keep(new ZkSession(s.connectString, { aclProvider: o({ defaultAcl: Acls.OPEN, ...x }), connectTimeoutMs: 100 })) },
+  { name: 'setAcl', source: { parameter: ['ZkSession', 'setAcl', 2] }, call: (x) => s.setAcl('/x', Acls.OPEN, o(x)), poison: aborted },
+  { name: 'getAcl', source: { type: 'CallOptions' }, call: (x) => s.getAcl('/x', o(x)), poison: aborted },
   { name: 'new ZkSession retry', source: { type: 'RetryPolicy' }, call: (x) => keep(new ZkSession(s.connectString, { retry: x, connectTimeoutMs: 100 })) },
   { name: 'new ZkSession tls', source: { type: 'TlsOptions' }, call: (x) => keep(new ZkSession(s.connectString, { tls: o(x), connectTimeoutMs: 100 })) },
   { name: 'tlsFromFiles', source: { type: 'TlsFiles' }, call: (x) => tlsFromFiles(o(x)), poison: () => ({ ca: '' }) },
@@ -181,12 +187,15 @@ const entries: Entry[] = [
   { name: 'readLock.acquire', source: { type: 'AcquireOptions' }, call: (x) => keep(new ReadWriteLock(s, '/m')).readLock().acquire(o(x)), poison: aborted },
   { name: 'writeLock.runExclusive', source: { type: 'AcquireOptions' }, call: (x) => keep(new ReadWriteLock(s, '/m')).writeLock().runExclusive(() => 1, o(x)), poison: aborted },
   // Barriers and multi-locks.
+  { name: 'new Barrier', source: { type: 'BarrierOptions' }, call: (x) => keep(new Barrier(s, '/b', o(x))) },
   { name: 'barrier.wait', source: { type: 'BarrierWaitOptions' }, call: (x) => keep(new Barrier(s, '/b')).wait(o(x)), poison: aborted },
   { name: 'new DoubleBarrier', source: { type: 'DoubleBarrierOptions' }, call: (x) => keep(new DoubleBarrier(s, '/b', o(x))), poison: () => ({ memberCount: 2 }) },
   { name: 'doubleBarrier.enter', source: { type: 'BarrierWaitOptions' }, call: (x) => keep(new DoubleBarrier(s, '/b', { memberCount: 2 })).enter(o(x)), poison: aborted },
   { name: 'new MultiLock', source: { type: 'MultiLockOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'], o(x))) },
   { name: 'multiLock.acquire', source: { type: 'AcquireOptions' }, call: (x) => keep(new MultiLock(s, ['/m1', '/m2'])).acquire(o(x)), poison: aborted },
   // Shared values and counts (set and trySet check their options before the started check).
+  { name: 'new SharedValue', source: { type: 'SharedValueOptions' }, call: (x) => keep(new SharedValue(s, '/v', 'seed', o(x))) },
+  { name: 'new SharedCount', source: { type: 'SharedValueOptions' }, call: (x) => keep(new SharedCount(s, '/v', 0, o(x))) },
   { name: 'sharedValue.start', source: { type: 'SharedWaitOptions' }, call: (x) => keep(new SharedValue(s, '/v', 'seed')).start(o(x)), poison: aborted },
   { name: 'sharedCount.start', source: { parameter: ['SharedCount', 'start', 0] }, call: (x) => keep(new SharedCount(s, '/v', 0)).start(o(x)), poison: aborted },
   { name: 'sharedCount.refresh', source: { parameter: ['SharedCount', 'refresh', 0] }, call: (x) => keep(new SharedCount(s, '/v', 0)).refresh(o(x)) },
@@ -205,6 +214,7 @@ const entries: Entry[] = [
   { name: 'atomic.forceSet', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).forceSet(1, o(x)), poison: aborted },
   { name: 'atomic.initialize', source: { type: 'AtomicCallOptions' }, call: (x) => keep(new AtomicNumber(s, '/a')).initialize(1, o(x)), poison: aborted },
   // Group membership.
+  { name: 'new GroupMember', source: { type: 'GroupMemberOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a', undefined, o(x))) },
   { name: 'groupMember.start', source: { type: 'GroupStartOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a')).start(o(x)), poison: aborted },
   { name: 'groupMember.setThisData', source: { parameter: ['GroupMember', 'setThisData', 1] }, call: (x) => keep(new GroupMember(s, '/g', 'a')).setThisData('x', o(x)), poison: aborted },
   { name: 'groupMember.views', source: { type: 'GroupViewsOptions' }, call: (x) => keep(new GroupMember(s, '/g', 'a')).views(o(x)) },
@@ -226,6 +236,8 @@ const entries: Entry[] = [
   { name: 'queue.deadLetters', source: { type: 'DeadLetterOptions' }, call: (x) => keep(new DistributedQueue(s, '/q')).deadLetters(o(x)), poison: aborted },
   { name: 'queue.requeueDeadLetter', source: { type: 'PutOptions' }, call: (x) => keep(new DistributedQueue(s, '/q')).requeueDeadLetter(letter, o(x)), poison: aborted },
   { name: 'queue.discardDeadLetter', source: { type: 'QueueCallOptions' }, call: (x) => keep(new DistributedQueue(s, '/q')).discardDeadLetter(letter, o(x)), poison: aborted },
+  // Discovery (zk-recipes/discovery).
+  { name: 'new ServiceDiscovery', source: { type: 'ServiceDiscoveryOptions' }, call: (x) => new ServiceDiscovery(s, o<{ basePath: string }>({ basePath: '/d', ...x })) },
   // Caches.
   { name: 'new TreeCache', source: { type: 'TreeCacheOptions' }, call: (x) => keep(new TreeCache(s, '/c', o(x))) },
   { name: 'new ChildrenCache', source: { type: 'CacheOptions' }, call: (x) => keep(new ChildrenCache(s, '/c', o(x))) },
@@ -253,6 +265,7 @@ const entries: Entry[] = [
   { name: 'ChaosProxy.start', source: { type: 'ChaosProxyOptions' }, call: (x) => ChaosProxy.start(o(x)), poison: () => ({ targetPort: 0 }) },
   { name: 'proxy.loseReply match', source: { type: 'LoseReplyMatch' }, call: (x) => proxy.loseReply(o(x), { timeoutMs: 0 }) },
   { name: 'proxy.loseReply', source: { type: 'LoseReplyOptions' }, call: (x) => proxy.loseReply({}, o(x)), poison: () => ({ timeoutMs: 0 }) },
+  { name: 'connectAs', source: { parameter: ['ZkSession', 'connect', 1] }, call: (x) => connectAs(s.connectString, testIdentity('u'), o(x)), poison: aborted },
   { name: 'waitFor', source: { type: 'WaitForOptions' }, call: (x) => waitFor(() => true, o(x)) },
   { name: 'expireSession', source: { type: 'ExpireSessionOptions' }, call: (x) => expireSession(s, proxy, o(x)) },
   { name: 'fourLetterWord', source: { type: 'FourLetterWordOptions' }, call: (x) => fourLetterWord('127.0.0.1', 1, 'ruok', o(x)), poison: () => ({ timeoutMs: 0 }) },

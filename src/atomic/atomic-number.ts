@@ -6,7 +6,8 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
-import type { Stat } from '../client/types.js';
+import type { Acl, Stat } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
 import { backoffDelay, resolveBackoff } from '../client/retry.js';
 import { checkInt, checkKeys, checkOptions, checkSignal, checkTimeout, describe, parentOf, validatePath } from '../client/validate.js';
 import {
@@ -90,6 +91,7 @@ export class AtomicNumber implements AsyncDisposable {
   /** The node's path. */
   readonly path: string;
   readonly #session: ZkSession;
+  readonly #acl: readonly Acl[] | undefined;
   readonly #maxRetries: number;
   readonly #backoff: { baseDelayMs: number; maxDelayMs: number };
   readonly #mutex: Mutex | undefined;
@@ -115,9 +117,10 @@ export class AtomicNumber implements AsyncDisposable {
       if (p.lockPath === path) throw new InvalidArgumentError(`new AtomicNumber: promoteToLock.lockPath must not be the number's own path ${path}`, { path });
       this.#lockTimeoutMs = checkTimeout(p.timeoutMs, 'promoteToLock.timeoutMs');
     }
+    this.#acl = optionalAcl(o.acl, 'AtomicNumber');
     this.#session = session;
     this.path = path;
-    this.#mutex = p === undefined ? undefined : new Mutex(session, p.lockPath);
+    this.#mutex = p === undefined ? undefined : new Mutex(session, p.lockPath, { acl: this.#acl });
   }
 
   /** The smallest value an atomic number holds (-2^63). */
@@ -411,7 +414,7 @@ export class AtomicNumber implements AsyncDisposable {
    * went between our two creates).
    */
   async #create(data: Buffer, signal: AbortSignal, strict = false): Promise<boolean> {
-    const create = (): Promise<string> => this.#written('create', this.#session.create(this.path, { data, signal }), signal);
+    const create = (): Promise<string> => this.#written('create', this.#session.create(this.path, { data, signal, acl: this.#acl }), signal);
     try {
       await create();
       return true;
@@ -419,7 +422,7 @@ export class AtomicNumber implements AsyncDisposable {
       if (err instanceof NodeExistsError) return false;
       if (!(err instanceof NoNodeError)) throw err;
     }
-    await this.#session.mkdirp(parentOf(this.path), { container: true, signal });
+    await this.#session.mkdirp(parentOf(this.path), { container: true, signal, acl: this.#acl });
     try {
       await create();
       return true;

@@ -4,6 +4,7 @@
  * @module
  */
 import { optionKeys } from '../client/validate.js';
+import type { Acl } from '../client/types.js';
 import type { AtomicNumber } from './atomic-number.js';
 import type { Mutex } from '../mutex/mutex.js';
 import type { OutcomeUnknownError, RetriesExhaustedError } from '../errors.js';
@@ -32,6 +33,12 @@ export interface AtomicNumberOptions {
   retry?: AtomicRetryOptions;
   /** Take a mutex, and try again under it, once the optimistic retries are spent. Default: no promotion. */
   promoteToLock?: PromoteToLockOptions;
+  /**
+   * ACL of the number's node, of the parents it creates and of the promotion mutex's nodes;
+   * default: the session's `aclProvider` (the open ACL without one). See
+   * [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
 }
 
 /** Options of every {@link AtomicNumber} call. @group Recipes */
@@ -72,7 +79,7 @@ export interface AtomicValue {
 }
 
 /** @internal */
-export const ATOMIC_NUMBER_OPTION_KEYS = optionKeys<AtomicNumberOptions>({ retry: true, promoteToLock: true });
+export const ATOMIC_NUMBER_OPTION_KEYS = optionKeys<AtomicNumberOptions>({ retry: true, promoteToLock: true, acl: true });
 /** @internal */
 export const ATOMIC_RETRY_KEYS = optionKeys<AtomicRetryOptions>({ maxRetries: true, baseDelayMs: true, maxDelayMs: true });
 /** @internal */

@@ -4,13 +4,24 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
-import { checkOptions, parentOf, validatePath } from '../client/validate.js';
+import { checkOptions, optionKeys, parentOf, validatePath } from '../client/validate.js';
+import type { Acl } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
 import { ClosedError, InvalidArgumentError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { checkOpen, linkWait, waitError, type BarrierWaitOptions } from './common.js';
 import { raceAbort } from '../util/abort.js';
 
-/** Options of a {@link Barrier} (none yet; an object is accepted for symmetry). @group Recipes */
-export type BarrierOptions = Record<string, never>;
+/** Options of a {@link Barrier}. @group Recipes */
+export interface BarrierOptions {
+  /**
+   * ACL of the nodes this barrier creates (and of the directories above them); default: the
+   * session's `aclProvider` (the open ACL without one). See [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
+}
+
+/** The keys of {@link BarrierOptions}. @internal */
+export const BARRIER_OPTION_KEYS = optionKeys<BarrierOptions>({ acl: true });
 
 /**
  * A distributed barrier, in Curator's `DistributedBarrier` layout: the barrier is up while the
@@ -44,6 +55,7 @@ export class Barrier {
   readonly path: string;
   private readonly closer = new AbortController();
   private closedFlag = false;
+  private readonly acl: readonly Acl[] | undefined;
 
   /** Creates a barrier on `path` (nothing is sent until a call). */
   constructor(
@@ -53,7 +65,8 @@ export class Barrier {
   ) {
     validatePath(path);
     if (path === '/') throw new InvalidArgumentError('a barrier path cannot be the root "/" (it can be neither created nor deleted)', { path });
-    checkOptions(options, 'new Barrier', []);
+    const o = checkOptions(options, 'new Barrier', BARRIER_OPTION_KEYS);
+    this.acl = optionalAcl(o.acl, 'Barrier');
     this.path = path;
   }
 
@@ -64,14 +77,14 @@ export class Barrier {
     for (;;) {
       try {
         // Set and remove are idempotent: one given up after it was sent may be sent again.
-        await raceAbort(this.session.create(this.path, { mode: 'PERSISTENT', signal }), signal);
+        await raceAbort(this.session.create(this.path, { mode: 'PERSISTENT', signal, acl: this.acl }), signal);
         return;
       } catch (err) {
         if (err instanceof NodeExistsError) return;
         if (!(err instanceof NoNodeError)) throw err;
       }
       // A missing parent: created as containers, as Curator's creatingParentContainersIfNeeded.
-      await this.session.mkdirp(parentOf(this.path), { container: true, signal });
+      await this.session.mkdirp(parentOf(this.path), { container: true, signal, acl: this.acl });
     }
   }
 

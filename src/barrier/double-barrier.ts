@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ZkSession } from '../client/session.js';
 import { checkOptions, describe, joinPath, optionKeys, validatePath } from '../client/validate.js';
+import type { Acl } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
 import { ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, NodeExistsError, NoNodeError, NotEmptyError } from '../errors.js';
 import { Background, raceAbort } from '../util/abort.js';
 import { checkOpen, linkWait, waitError, type BarrierWaitOptions } from './common.js';
@@ -14,10 +16,15 @@ import { checkOpen, linkWait, waitError, type BarrierWaitOptions } from './commo
 export interface DoubleBarrierOptions {
   /** How many participants must enter before any `enter()` returns (an integer >= 1). */
   memberCount: number;
+  /**
+   * ACL of the nodes this barrier creates: member, ready (and of the directories above them); default: the
+   * session's `aclProvider` (the open ACL without one). See [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
 }
 
 /** The keys of {@link DoubleBarrierOptions}. @internal */
-export const DOUBLE_BARRIER_OPTION_KEYS = optionKeys<DoubleBarrierOptions>({ memberCount: true });
+export const DOUBLE_BARRIER_OPTION_KEYS = optionKeys<DoubleBarrierOptions>({ memberCount: true, acl: true });
 
 /** Curator's name of the node the last entrant creates. */
 export const READY_NODE = 'ready';
@@ -61,6 +68,7 @@ export class DoubleBarrier {
   /** How many participants must enter. */
   readonly memberCount: number;
   private readonly readyPath: string;
+  private readonly acl: readonly Acl[] | undefined;
   private readonly closer = new AbortController();
   private readonly background = new Background();
   private closedFlag = false;
@@ -82,6 +90,7 @@ export class DoubleBarrier {
       throw new InvalidArgumentError(`double barrier memberCount must be an integer from 1 to 1000000, got ${describe(n)}`, { path });
     }
     this.path = path;
+    this.acl = optionalAcl(o.acl, 'DoubleBarrier');
     this.memberCount = n;
     this.readyPath = joinPath(path, READY_NODE);
   }
@@ -216,11 +225,11 @@ export class DoubleBarrier {
       try {
         // A create sent into a dead connection is not waited for past the caller's deadline:
         // enter's failure path deletes the node (a later request of the same session).
-        await raceAbort(this.session.create(ours, { mode: 'EPHEMERAL', signal }), signal);
+        await raceAbort(this.session.create(ours, { mode: 'EPHEMERAL', signal, acl: this.acl }), signal);
         return;
       } catch (err) {
         if (err instanceof NoNodeError) {
-          await this.session.mkdirp(this.path, { container: true, signal });
+          await this.session.mkdirp(this.path, { container: true, signal, acl: this.acl });
           continue;
         }
         if (err instanceof ConnectionLossError || err instanceof NodeExistsError) {
@@ -243,7 +252,7 @@ export class DoubleBarrier {
     // As Curator counts: every child, ours included (ready is absent here).
     if (children.length >= this.memberCount) {
       try {
-        await this.session.create(this.readyPath, { mode: 'PERSISTENT', signal });
+        await this.session.create(this.readyPath, { mode: 'PERSISTENT', signal, acl: this.acl });
       } catch (err) {
         if (!(err instanceof NodeExistsError)) throw err;
       }

@@ -10,7 +10,7 @@ import type { PersistentWatch } from '../client/persistent-watch.js';
 import type { ConnectionState, WatchEvent } from '../client/types.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from '../client/validate.js';
-import { CacheLimitError, ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, OperationTimeoutError, SessionExpiredError, UnimplementedError } from '../errors.js';
+import { CacheLimitError, ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, OperationTimeoutError, SessionExpiredError, UnimplementedError, isPermissionError } from '../errors.js';
 import { delay } from '../util/abort.js';
 import { onAbort } from '../util/signals.js';
 import { CacheEmitter } from './emitter.js';
@@ -242,8 +242,8 @@ export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>
       } catch (err) {
         if (this.#isClosed()) break;
         if (err instanceof WalkCancelled) continue;
-        // Nothing a retry could change: a bad path for the server, a closed session.
-        if (err instanceof ClosedError || err instanceof InvalidArgumentError || (err instanceof SessionExpiredError && !this.#session.renewsOnLoss && this.#session.state === 'LOST')) {
+        // Nothing a retry could change: a bad path for the server, a closed session, no permission.
+        if (err instanceof ClosedError || err instanceof InvalidArgumentError || isPermissionError(err) || (err instanceof SessionExpiredError && !this.#session.renewsOnLoss && this.#session.state === 'LOST')) {
           this.#fail(err);
           break;
         }

@@ -9,7 +9,7 @@
 import type { ZkSession } from '../client/session.js';
 import type { Stat, Watched, WatchEvent } from '../client/types.js';
 import { backoffDelay, type Backoff } from '../client/retry.js';
-import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
+import { ClosedError, ConnectionLossError, NoNodeError, SessionExpiredError, isPermissionError } from '../errors.js';
 import { delay } from '../util/abort.js';
 import { Limiter } from './limiter.js';
 import type { Scope } from './scope.js';
@@ -174,6 +174,8 @@ export class Loader {
   #retryLater(path: string, list: boolean, err: unknown): void {
     if (this.options.signal.aborted || !needsRetry(err)) return;
     this.host.error(err instanceof Error ? err : new Error(String(err)));
+    // No permission to read that node: told once, not retried (a retry cannot cure it).
+    if (isPermissionError(err)) return;
     const attempt = this.#retries.get(path) ?? 0;
     this.#retries.set(path, attempt + 1);
     delay(backoffDelay(this.options.backoff, attempt), this.options.signal).then(
@@ -186,7 +188,7 @@ export class Loader {
     const liveWalks = [...job.walks].filter((w) => !w.cancelled);
     let stat: Stat | undefined;
     if (this.scope.holds(path)) {
-      const read = await this.#readNode(path);
+      const read = await this.#unlessRefused(path, () => this.#readNode(path));
       // A watch-setting read waits for its reply even once aborted: a closed cache applies none.
       if (this.options.signal.aborted) return;
       if (!read) return this.#gone(path);
@@ -199,7 +201,7 @@ export class Loader {
     let names: string[];
     if (stat && stat.numChildren === 0 && !this.oneShot) names = [];
     else {
-      const listed = await this.#readChildren(path);
+      const listed = await this.#unlessRefused(path, () => this.#readChildren(path));
       if (this.options.signal.aborted) return;
       if (!listed) {
         // The node went between the two reads: its deletion's event (or watch) reads it again.
@@ -226,6 +228,21 @@ export class Loader {
     }
     // A held child the listing lacks is read again (not dropped here): its own read decides, in order.
     for (const name of this.store.linkedNames(path)) if (!present.has(name)) this.#request(this.scope.child(path, name), false, undefined);
+  }
+
+  /**
+   * `read`, except that a node under the root we may not read (another identity's, by its ACL)
+   * is as if absent: left out of the cache, reported once per load, not retried (as Curator's
+   * TreeCache skips it). A refusal at the root itself is the cache's end: thrown.
+   */
+  async #unlessRefused<T>(path: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
+    try {
+      return await read();
+    } catch (err) {
+      if (path === this.scope.root || !isPermissionError(err)) throw err;
+      if (!this.options.signal.aborted) this.host.error(err);
+      return undefined;
+    }
   }
 
   /** The node's stat and data, or undefined when it does not exist. */

@@ -12,5 +12,6 @@ export type { PersistentWatchEvents, PersistentWatchItem, PersistentWatchIterato
 export { DEFAULT_RETRY, backoffDelay } from './retry.js';
 export type { RetryPolicy } from './retry.js';
 export { Acls, Perms } from './types.js';
-export type { Acl, AuthInfo, CheckOp, CheckResult, DeleteResult, ChildrenResult, ConnectionState, CreateMode, CreateOp, CreateOptions, CreateResult, CreatedNode, DataResult, DeleteOp, NodeData, Op, OpResult, SetDataOp, SetDataResult, Stat, WatchEvent, WatchEventType, Watched } from './types.js';
+export { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, digestAcl, digestAuth, digestId, type AclProvider } from './acl.js';
+export type { Acl, AclResult, AuthInfo, CheckOp, CheckResult, DeleteResult, ChildrenResult, ConnectionState, CreateMode, CreateOp, CreateOptions, CreateResult, CreatedNode, DataResult, DeleteOp, NodeData, Op, OpResult, SetDataOp, SetDataResult, Stat, WatchEvent, WatchEventType, Watched } from './types.js';
 export { validatePath, joinPath, parentOf } from './validate.js';

@@ -19,6 +19,7 @@ import { checkTls, serverCount, type ResolvedTls, type TlsOptions } from './tls.
 import type { TlsError } from '../errors.js';
 import { checkSasl, type ResolvedSasl, type SaslOptions } from './sasl.js';
 import type { AuthFailedError } from '../errors.js';
+import type { AclProvider } from './acl.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from './validate.js';
 
 /**
@@ -76,6 +77,12 @@ export interface SessionOptions {
    * {@link SessionExpiredError}.
    */
   renewOnLoss?: boolean;
+  /**
+   * The ACL of every node created without an explicit `acl` (what recipes and `mkdirp` create,
+   * parents included), per path if needed; the open ACL without it. A recipe's own `acl`
+   * option comes first. See {@link AclProvider} and [Security](../../docs/security.md).
+   */
+  aclProvider?: AclProvider;
   /** @internal Join an existing session (the test kit uses it to force an expiry). */
   join?: SessionCredentials;
   /**
@@ -99,6 +106,7 @@ export const SESSION_OPTION_KEYS = optionKeys<SessionOptions>({
   maxDataBytes: true,
   maxPacketBytes: true,
   renewOnLoss: true,
+  aclProvider: true,
   join: true,
   tls: true,
 });
@@ -157,6 +165,10 @@ export interface SessionCounters {
   sync: number;
   /** `addWatch` requests sent (persistent watches; each retry counts). */
   addWatch: number;
+  /** `getAcl` requests sent (each retry counts). */
+  getAcl: number;
+  /** `setAcl` requests sent (each retry counts). */
+  setAcl: number;
   /** Watch notifications delivered to this session. */
   watchEvents: number;
   /** Heartbeats sent (a `sync`, which only the ensemble's leader answers, once nothing only it answers was answered for a sixth of the timeout). */
@@ -218,6 +230,8 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
     removeWatches: 0,
     sync: 0,
     addWatch: 0,
+    getAcl: 0,
+    setAcl: 0,
     watchEvents: 0,
     heartbeat: 0,
   };

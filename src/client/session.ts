@@ -8,6 +8,7 @@ import {
   ClosedError,
   ConnectionLossError,
   InvalidArgumentError,
+  NoAuthError,
   NoNodeError,
   NodeExistsError,
   SessionExpiredError,
@@ -22,8 +23,9 @@ import { answeredByServer, type Generation } from './generation.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
 import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, multi, sendSync, type RawError, type RawEvent, type WatcherTableName } from './nzc.js';
 import { encodeAcls, MULTI_RESULT_TYPES, type MultiOp, type MultiResult } from './wire.js';
+import { providedAcl, sendGetAcl, sendSetAcl, validateAcl, validateAclProvider, type AclProvider } from './acl.js';
 import { resolveRetryPolicy, withRetry, type RetryPolicy } from './retry.js';
-import type { Acl, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
+import type { Acl, AclResult, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
 import { checkBoolean, checkInt, checkKeys, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
 import { ADD_WATCH_OPTION_KEYS, CALL_OPTION_KEYS, CONNECT_OPTION_KEYS, CREATE_CALL_OPTION_KEYS, MKDIRP_OPTION_KEYS, OP_KEYS, VERSIONED_CALL_OPTION_KEYS, WATCH_OPTION_KEYS } from './option-keys.js';
@@ -166,6 +168,8 @@ export class ZkSession extends SessionLifecycle {
   private readonly maxDataBytes: number;
   /** The chroot of the connect string ('' for none): the server counts it in every path. */
   private readonly chroot: string;
+  /** The `aclProvider` option: the ACL of every node created without an explicit one. */
+  private readonly aclProvider: AclProvider | undefined;
 
   /**
    * Creates a session and starts connecting; see {@link ZkSession.connect} to also wait for the
@@ -176,6 +180,7 @@ export class ZkSession extends SessionLifecycle {
     super(connectString, options);
     this.maxDataBytes = checkInt(options.maxDataBytes, 'maxDataBytes', 0, 100 * 1024 * 1024, 1_000_000);
     this.chroot = chrootOf(connectString);
+    this.aclProvider = validateAclProvider(options.aclProvider);
     this.retryPolicy = resolveRetryPolicy(options.retry);
     this.begin(options.join);
   }
@@ -392,7 +397,7 @@ export class ZkSession extends SessionLifecycle {
     const data = toBuffer(options.data, this.maxDataBytes, path);
     const mode = checkMode(options.mode, 'mode');
     const ttlMs = checkTtl(options.ttlMs, mode, path);
-    const acl = checkAcl(options.acl);
+    const acl = options.acl === undefined ? providedAcl(this.aclProvider, path) : validateAcl(options.acl);
     this.checkSize({ type: 'create', path, data, acl, ttl: ttlMs !== undefined }, 'create');
     return { data, acls: aclBytes(acl), flags: CREATE_MODE_FLAGS[mode], special: SPECIAL_MODES.has(mode), ttlMs, signal };
   }
@@ -797,7 +802,7 @@ export class ZkSession extends SessionLifecycle {
       case 'create': {
         const mode = checkMode(op.mode, `ops[${i}].mode`);
         if (SPECIAL_MODES.has(mode)) throw new InvalidArgumentError(`ops[${i}].mode ${mode} is not supported in a transaction: create it on its own`, { path: op.path });
-        return { type: 'create', path: op.path, data: toBuffer(op.data, this.maxDataBytes, op.path), mode, acl: checkAcl(op.acl) };
+        return { type: 'create', path: op.path, data: toBuffer(op.data, this.maxDataBytes, op.path), mode, acl: op.acl === undefined ? providedAcl(this.aclProvider, op.path) : validateAcl(op.acl, `ops[${i}].acl`) };
       }
       case 'delete':
       case 'check':
@@ -813,9 +818,50 @@ export class ZkSession extends SessionLifecycle {
   }
 
   /**
+   * The ACL a node created at `path` gets when the create names none: the `aclProvider`
+   * option's answer for the path, its `defaultAcl`, or {@link Acls.OPEN} without a provider.
+   * Recipes' own `acl` option comes before this.
+   */
+  aclFor(path: string): readonly Acl[] {
+    validatePath(path);
+    return providedAcl(this.aclProvider, path);
+  }
+
+  /** The node's ACL and {@link Stat} (its `aversion` is the ACL's version). Retried on connection loss. */
+  getAcl(path: string, options: CallOptions = {}): Promise<AclResult> {
+    return this.guard(() => {
+      validatePath(path);
+      const signal = callSignal(options, 'getAcl');
+      this.checkSize({ type: 'getData', path }, 'getAcl');
+      return this.retrying((ledger) => this.call<AclResult>('getAcl', path, (g, done) => sendGetAcl(g.raw, path, done), { signal, abandonable: true, ledger }), signal, 'read');
+    });
+  }
+
+  /**
+   * Replaces the node's ACL (only at ACL version `version`, the Stat's `aversion`, if given;
+   * -1 = any) and resolves to the new {@link Stat}. Needs the ADMIN permission on the node.
+   * Retried on connection loss (setting the same ACL again is harmless; with a `version`, a
+   * retry of an applied attempt fails with `BadVersionError`).
+   */
+  setAcl(path: string, acl: readonly Acl[], options: { version?: number } & CallOptions = {}): Promise<Stat> {
+    return this.guard(() => {
+      validatePath(path);
+      checkOptions(options, 'setAcl', VERSIONED_CALL_OPTION_KEYS);
+      validateVersion(options.version, path);
+      const signal = checkSignal(options.signal);
+      const checked = validateAcl(acl);
+      this.checkSize({ type: 'create', path, acl: checked }, 'setAcl');
+      const version = options.version ?? -1;
+      return this.retrying((ledger) => this.call<Stat>('setAcl', path, (g, done) => sendSetAcl(g.raw, path, checked, version, done), { signal, ledger }), signal, 'read');
+    });
+  }
+
+  /**
    * Creates `path` and any missing ancestors, as persistent nodes or, with `container`, as
    * containers (Curator's `creatingParentContainersIfNeeded`: the server deletes each some time
-   * after its last child is gone); existing ones are fine.
+   * after its last child is gone); existing ones are fine (also where we may not create: a
+   * NoAuth for a node that exists is not an error). Each node created gets `acl`, or the
+   * `aclProvider`'s ACL for its path.
    */
   mkdirp(path: string, options: MkdirpOptions = {}): Promise<void> {
     return this.guard(() => {
@@ -833,6 +879,9 @@ export class ZkSession extends SessionLifecycle {
       await this.createNode(path, { data: options.data, acl: options.acl, mode, signal: options.signal }, ledger);
     } catch (err) {
       if (err instanceof NodeExistsError) return;
+      // The server checks the parent's CREATE permission before whether the node exists: a node
+      // that is there already is fine, as with Curator's mkdirs (which looks first).
+      if (err instanceof NoAuthError && (await this.exists(path, { signal: options.signal }).catch(() => null)) !== null) return;
       if (!(err instanceof NoNodeError)) throw err;
       await this.makeDirs(parentOf(path), { acl: options.acl, container: options.container, signal: options.signal }, ledger);
       await this.makeDirs(path, options, ledger);
@@ -890,18 +939,6 @@ function toOpResult(r: MultiResult): OpResult {
     default:
       return { type: 'check' };
   }
-}
-
-function checkAcl(acl: unknown): readonly import('./types.js').Acl[] {
-  if (acl === undefined) return Acls.OPEN;
-  if (!Array.isArray(acl) || acl.length === 0) throw new InvalidArgumentError(`acl must be a non-empty array, got ${describe(acl)}`);
-  for (const [i, a] of acl.entries()) {
-    const e = a as Partial<import('./types.js').Acl> | null;
-    if (e === null || typeof e !== 'object' || typeof e.scheme !== 'string' || e.scheme === '' || typeof e.id !== 'string' || !Number.isInteger(e.perms) || (e.perms as number) < 0 || (e.perms as number) > 31) {
-      throw new InvalidArgumentError(`acl[${i}] must be { perms: 0..31, scheme: string, id: string }, got ${describe(a)}`);
-    }
-  }
-  return acl as readonly import('./types.js').Acl[];
 }
 
 /** A create mode: one of {@link CREATE_MODE_FLAGS}' own keys (undefined: PERSISTENT). */

@@ -116,6 +116,14 @@ export interface DataResult {
   stat: Stat;
 }
 
+/** Result of `getAcl`. @group Sessions */
+export interface AclResult {
+  /** The node's ACL. */
+  acl: Acl[];
+  /** The node's metadata (its `aversion` is the ACL's version). */
+  stat: Stat;
+}
+
 /** Result of `getChildren`. @group Sessions */
 export interface ChildrenResult {
   /** Child names (not full paths), in the server's (unspecified) order. */

@@ -5,6 +5,8 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
+import type { Acl } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, validatePath } from '../client/validate.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, InvalidInstanceError, NoNodeError, NotRegisteredError, OperationTimeoutError } from '../errors.js';
 import { PersistentNode, type PersistentNodeMode } from '../nodes/persistent-node.js';
@@ -22,6 +24,12 @@ export interface ServiceDiscoveryOptions<P> {
   basePath: string;
   /** How payloads are written and read; default {@link jsonPayload}. */
   codec?: PayloadCodec<P>;
+  /**
+   * ACL of the base path and service directories it creates, and of every instance node it
+   * registers; default: the session's `aclProvider` (the open ACL without one). See
+   * [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
 }
 
 /** Options of every call that waits on the server. @group Discovery */
@@ -51,7 +59,7 @@ export interface ServiceDiscoveryEvents {
 }
 
 /** The keys of {@link ServiceDiscoveryOptions}. @internal */
-export const SERVICE_DISCOVERY_OPTION_KEYS = optionKeys<ServiceDiscoveryOptions<unknown>>({ basePath: true, codec: true });
+export const SERVICE_DISCOVERY_OPTION_KEYS = optionKeys<ServiceDiscoveryOptions<unknown>>({ basePath: true, codec: true, acl: true });
 /** The keys of {@link DiscoveryCallOptions}. @internal */
 export const DISCOVERY_CALL_OPTION_KEYS = optionKeys<DiscoveryCallOptions>({ timeoutMs: true, signal: true });
 /** The keys of {@link DiscoveryQueryOptions}. @internal */
@@ -106,6 +114,7 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
   readonly #closer = new AbortController();
   /** Nodes of failed registrations being removed. */
   readonly #cleanups = new Set<Promise<void>>();
+  readonly #acl: readonly Acl[] | undefined;
   #started = false;
   #closing: Promise<void> | undefined;
 
@@ -121,6 +130,7 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
     if (codec === null || typeof codec !== 'object' || typeof codec.encode !== 'function' || typeof codec.decode !== 'function') {
       throw new InvalidArgumentError(`ServiceDiscovery: codec must be { encode, decode }, got ${describe(codec)}`);
     }
+    this.#acl = optionalAcl(o.acl, 'ServiceDiscovery');
     this.session = session;
     this.basePath = o.basePath;
     this.codec = codec;
@@ -135,7 +145,7 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
     this.#checkOpen();
     if (this.#started) throw new IllegalStateError(`ServiceDiscovery ${this.basePath}: already started`, { path: this.basePath });
     await this.#within(o, 'start', async (signal) => {
-      if (this.basePath !== '/') await this.session.mkdirp(this.basePath, { signal });
+      if (this.basePath !== '/') await this.session.mkdirp(this.basePath, { signal, acl: this.#acl });
     });
     this.#started = true;
   }
@@ -159,7 +169,7 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
       if (known.instance.name !== inst.name) throw new InvalidArgumentError(`ServiceDiscovery: id ${inst.id} is registered for ${known.instance.name}, not ${inst.name}`);
       return this.#write(known, inst, data, o, 'register');
     }
-    const node = new PersistentNode(this.session, joinPath(joinPath(this.basePath, inst.name), inst.id), { mode: MODE[inst.serviceType], data });
+    const node = new PersistentNode(this.session, joinPath(joinPath(this.basePath, inst.name), inst.id), { mode: MODE[inst.serviceType], data, acl: this.#acl });
     node.on('error', (err) => this.#emit('error', err));
     const reg: Registration<P> = { instance: inst, node };
     this.#registrations.set(inst.id, reg);

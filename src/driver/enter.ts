@@ -54,7 +54,7 @@ export class QueueEntry {
   /** The transaction that creates `count` adjacent nodes at once. */
   leaseOps(prefix: string, count: number, data: Buffer): Op[] {
     const base = joinPath(this.dir, prefix + this.spec.lockName);
-    return Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data }));
+    return Array.from({ length: count }, () => ({ type: 'create' as const, path: base, mode: 'EPHEMERAL_SEQUENTIAL' as const, data, acl: this.spec.acl }));
   }
 
   /**
@@ -71,7 +71,7 @@ export class QueueEntry {
       const created =
         count === 1
           ? this.session
-              .createWithStat(base, { mode: 'EPHEMERAL_SEQUENTIAL', data: req.data })
+              .createWithStat(base, { mode: 'EPHEMERAL_SEQUENTIAL', data: req.data, acl: this.spec.acl })
               .then((r) => ({ paths: [r.path], stat: r.stat as Stat | undefined }))
           : this.session
               .multi(this.leaseOps(prefix, count, req.data))
@@ -129,7 +129,7 @@ export class QueueEntry {
         this.forgetHead(place.path);
         const created = this.session.multi([
           { type: 'check', path: place.path },
-          { type: 'create', path, mode: 'EPHEMERAL', data: req.data },
+          { type: 'create', path, mode: 'EPHEMERAL', data: req.data, acl: this.spec.acl },
         ]);
         const listing = this.session.getChildren(this.dir);
         listing.catch(noop);

@@ -23,6 +23,7 @@ import { heads } from './heads.js';
 import { localNodes } from './local-nodes.js';
 import { protectedPrefix, sortChildren, type QueueNode } from './names.js';
 import type { Predicate } from './predicates.js';
+import type { Acl } from '../client/types.js';
 
 /** What a recipe tells the driver about its nodes. */
 export interface LockSpec {
@@ -49,6 +50,11 @@ export interface LockSpec {
   readonly insertionBlocks?: boolean;
   /** Data for the directory node when the driver has to create it. */
   readonly dirData?: Buffer;
+  /**
+   * ACL of every node the driver creates (ours and the directories above); undefined: the
+   * session's `aclProvider` decides.
+   */
+  readonly acl?: readonly Acl[] | undefined;
   /**
    * Only with a predicate under which a holder has nothing ahead of it (`windowPredicate(1)`):
    * in a long directory ({@link MARK_MIN_CHILDREN}), {@link LockDriver.release} of a grant that
@@ -321,7 +327,7 @@ export class LockDriver {
    * acquisitions that found it missing at once share one mkdirp.
    */
   private makeDir(): Promise<void> {
-    this.making ??= this.session.mkdirp(this.dir, { data: this.spec.dirData, container: true }).finally(() => {
+    this.making ??= this.session.mkdirp(this.dir, { data: this.spec.dirData, container: true, acl: this.spec.acl }).finally(() => {
       this.making = undefined;
     });
     return this.making;

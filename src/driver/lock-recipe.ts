@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import { Mutex as AsyncMutex } from 'async-mutex';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
-import type { ConnectionState, Stat } from '../client/types.js';
+import type { Acl, ConnectionState, Stat } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
 import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
 import { linkSignals } from '../util/signals.js';
@@ -51,10 +52,17 @@ export interface LockOptions {
    * check fencing tokens.
    */
   lossPolicy?: LossPolicy;
+  /**
+   * ACL of the nodes this recipe creates (its lock nodes and the directories above them);
+   * default: the session's `aclProvider` (the open ACL without one). E.g. `CREATOR_ALL_ACL`
+   * with a session that has digest `auth`: other identities can then neither delete our nodes
+   * nor queue behind them. See [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
 }
 
 /** The keys of {@link LockOptions}. @internal */
-export const LOCK_OPTION_KEYS = optionKeys<LockOptions>({ participantId: true, watchOwnNode: true, reapParentAfterMs: true, lossPolicy: true });
+export const LOCK_OPTION_KEYS = optionKeys<LockOptions>({ participantId: true, watchOwnNode: true, reapParentAfterMs: true, lossPolicy: true, acl: true });
 
 /** When a held lock's signal aborts because of the connection; see {@link LockOptions.lossPolicy}. @group Recipes */
 export type LossPolicy = 'lost' | 'suspended';
@@ -137,6 +145,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   /** How its acquisitions are named on the diagnostics channels. */
   private readonly traceAs: { readonly recipe: AcquireRecipe; readonly mode: AcquireMode };
   private readonly participantId: string;
+  /** The `acl` option (undefined: the session's provider). */
+  protected readonly acl: readonly Acl[] | undefined;
 
   protected constructor(
     protected readonly session: ZkSession,
@@ -170,7 +180,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     const lossPolicy = options.lossPolicy === undefined ? 'lost' : options.lossPolicy;
     if (lossPolicy !== 'lost' && lossPolicy !== 'suspended') throw new InvalidArgumentError(`lossPolicy must be 'lost' or 'suspended', got ${describe(lossPolicy)}`);
     this.lossPolicy = lossPolicy;
-    this.driver = new LockDriver(session, path, spec);
+    this.acl = optionalAcl(options.acl, constructorName(what));
+    this.driver = new LockDriver(session, path, { ...spec, acl: this.acl });
     this.ownLayouts = layoutsOf(spec.lockName);
     this.reaper = new ParentReaper(session, grace);
     this.onState = (s) => {

@@ -6,11 +6,12 @@
 import { BoundedStream, dropOldest } from '../util/bounded-stream.js';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
-import type { NodeData } from '../client/types.js';
+import type { Acl, NodeData } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
 import { checkInt, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, toBuffer, validatePath } from '../client/validate.js';
 import { ChildrenCache } from '../cache/children-cache.js';
 import type { CachedNode } from '../cache/types.js';
-import { BadVersionError, ClosedError, IllegalStateError, InvalidArgumentError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { BadVersionError, ClosedError, IllegalStateError, InvalidArgumentError, isPermissionError, NoNodeError, OperationTimeoutError } from '../errors.js';
 import { backoffDelay, type Backoff } from '../client/retry.js';
 import { delay } from '../util/abort.js';
 import { PersistentNode } from '../nodes/persistent-node.js';
@@ -38,6 +39,18 @@ export interface GroupViewsOptions {
 export const GROUP_START_OPTION_KEYS = optionKeys<GroupStartOptions>({ timeoutMs: true, signal: true });
 /** The keys of {@link GroupViewsOptions}. @internal */
 export const GROUP_VIEWS_OPTION_KEYS = optionKeys<GroupViewsOptions>({ bufferSize: true });
+
+/** Options of a {@link GroupMember}. @group Recipes */
+export interface GroupMemberOptions {
+  /**
+   * ACL of our member node and of the group's directories it creates; default: the session's
+   * `aclProvider` (the open ACL without one). See [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
+}
+
+/** The keys of {@link GroupMemberOptions}. @internal */
+export const GROUP_MEMBER_OPTION_KEYS = optionKeys<GroupMemberOptions>({ acl: true });
 
 /** Backoff of the delete retried by `close()` when the first one failed. */
 const SWEEP_BACKOFF: Backoff = { baseDelayMs: 100, maxDelayMs: 5000 };
@@ -124,9 +137,9 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
    * A member `memberId` of the group at `membershipPath` with `payload` (default empty; Curator's
    * default is the host's address). Nothing is sent before {@link start}. Throws
    * `InvalidArgumentError` for an invalid path (or the root), an id that is empty, contains `/`
-   * or is not a valid node name, or a payload over the session's data limit.
+   * or is not a valid node name, a payload over the session's data limit, or bad `options`.
    */
-  constructor(session: ZkSession, membershipPath: string, memberId: string, payload?: NodeData) {
+  constructor(session: ZkSession, membershipPath: string, memberId: string, payload?: NodeData, options: GroupMemberOptions = {}) {
     super();
     if (session === null || typeof session !== 'object' || typeof (session as Partial<ZkSession>).addWatch !== 'function') {
       throw new InvalidArgumentError(`GroupMember: session must be a ZkSession, got ${describe(session)}`);
@@ -136,13 +149,14 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
     if (typeof memberId !== 'string' || memberId === '' || memberId.includes('/')) {
       throw new InvalidArgumentError(`GroupMember: memberId must be a non-empty string without "/", got ${describe(memberId)}`, { path: membershipPath });
     }
+    const o = checkOptions(options, 'new GroupMember', GROUP_MEMBER_OPTION_KEYS);
     const ours = joinPath(membershipPath, memberId);
     validatePath(ours, 'group member path');
     this.membershipPath = membershipPath;
     this.memberId = memberId;
     this.#session = session;
     this.#payload = toBuffer(payload, session.dataLimit, ours) ?? Buffer.alloc(0);
-    this.#node = new PersistentNode(session, ours, { mode: 'EPHEMERAL', data: this.#payload });
+    this.#node = new PersistentNode(session, ours, { mode: 'EPHEMERAL', data: this.#payload, acl: optionalAcl(o.acl, 'GroupMember') });
     this.#cache = new ChildrenCache(session, membershipPath);
   }
 
@@ -304,6 +318,8 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
       } catch (err) {
         if (err instanceof NoNodeError) return;
         if (!(err instanceof BadVersionError)) this.#emit('error', err instanceof Error ? err : new Error(String(err)));
+        // Not ours to delete any more: it goes with its session, no retry can do better.
+        if (isPermissionError(err)) return;
         await delay(backoffDelay(SWEEP_BACKOFF, attempt), signal).catch(() => undefined);
       }
     }

@@ -6,7 +6,9 @@
 import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
-import type { ConnectionState, Stat } from '../client/types.js';
+import type { Acl, ConnectionState, Stat } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
+import { copyPermissionError } from '../util/permission.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from '../client/validate.js';
 import { layoutsOf, OneHolderDirectory, ONE_HOLDER_RECORD, refuseForeign, type LayoutId } from '../driver/layouts.js';
 import { points, tracing, type AcquireContext, type LockLossReason } from '../observability/channels.js';
@@ -17,7 +19,7 @@ import { windowPredicate } from '../driver/predicates.js';
 import { placeReporter, type ProgressOf } from '../driver/progress.js';
 import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
-import { ClosedError, IllegalStateError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
+import { ClosedError, IllegalStateError, InvalidArgumentError, isPermissionError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
 import { deferred, delay, raceAbort, type Deferred } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
 
@@ -48,8 +50,9 @@ export interface LeaderLatchOptions {
    */
   watchOwnNode?: boolean;
   /**
-   * The pause after a failed attempt to enter the election (a persistent `NoAuthError`, say),
-   * before the next one: `baseDelayMs` after the first failure, doubling with each failure in a
+   * The pause after a failed attempt to enter the election (a connection lost, a foreign
+   * layout on the path), before the next one (a permission refusal, `NoAuthError` or
+   * `InvalidAclError`, is not retried: the participant leaves the election): `baseDelayMs` after the first failure, doubling with each failure in a
    * row up to `maxDelayMs`, each pause jittered between half and all of that; back to the start
    * once elected. Each failure is emitted once as `error`. Default
    * `{ baseDelayMs: 100, maxDelayMs: 5000 }`: an error that persists costs about five requests
@@ -61,10 +64,15 @@ export interface LeaderLatchOptions {
     /** The longest pause, ms (an integer from `baseDelayMs` to 2^31-1). Default 5000. */
     maxDelayMs?: number;
   };
+  /**
+   * ACL of the election's nodes and of the directories above them; default: the session's
+   * `aclProvider` (the open ACL without one). See [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
 }
 
 /** The keys of {@link LeaderLatchOptions}. @internal */
-export const LEADER_LATCH_OPTION_KEYS = optionKeys<LeaderLatchOptions>({ participantId: true, policy: true, lockName: true, watchOwnNode: true, errorBackoff: true });
+export const LEADER_LATCH_OPTION_KEYS = optionKeys<LeaderLatchOptions>({ participantId: true, policy: true, lockName: true, watchOwnNode: true, errorBackoff: true, acl: true });
 
 /**
  * Options of {@link LeaderLatch.start} and {@link LeaderLatch.awaitLeadership}: the bound of the
@@ -108,8 +116,9 @@ export interface LeaderLatchEvents {
   revoked: (reason: LockLostError | ClosedError) => void;
   /**
    * Something went wrong while (re-)entering the election; it is retried after a backoff. When
-   * the session is closed, or `LOST` with `renewOnLoss` off, the participant leaves the election
-   * for good: this is emitted once with that error.
+   * the session is closed, or `LOST` with `renewOnLoss` off, or the server refuses us
+   * permission (`NoAuthError`, `InvalidAclError`), the participant leaves the election for good:
+   * this is emitted once with that error.
    */
   error: (error: Error) => void;
 }
@@ -214,7 +223,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.layouts = layoutsOf(lockName);
     // `lock-` nodes, as a mutex's: one holder at a time, recorded as a mutex records it.
     this.oneHolder = this.layouts.includes('lock') ? new OneHolderDirectory(session, path, 'leader selector') : undefined;
-    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1), handoff: true, ...(this.oneHolder && { dirData: ONE_HOLDER_RECORD }) });
+    this.driver = new LockDriver(session, path, { lockName, kinds: this.kinds, predicate: windowPredicate(1), handoff: true, acl: optionalAcl(options.acl, 'LeaderLatch'), ...(this.oneHolder && { dirData: ONE_HOLDER_RECORD }) });
     this.reaper = new ParentReaper(session, 10_000);
     this.onState = (s) => {
       if (s === 'SUSPENDED' && this.policy === 'suspended') this.endLeadership(new LockLostError(`leadership of ${this.path} ended: connection suspended`, { path }), 'suspended');
@@ -347,6 +356,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private leftElection(): Error {
     const cause: unknown = this.ended.signal.reason;
     const why = `leader latch ${this.path} left the election: ${cause instanceof Error ? cause.message : String(cause)}`;
+    if (isPermissionError(cause)) return copyPermissionError(cause, `leader latch ${this.path} left the election`);
     if (cause instanceof SessionExpiredError) return new SessionExpiredError('SESSION_EXPIRED', why, { zkCode: cause.zkCode, path: this.path, cause });
     return new ClosedError(why, { path: this.path, cause });
   }
@@ -374,7 +384,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         if (stop.aborted) break;
         const error = err instanceof Error ? err : new Error(String(err));
         // The session will never connect again: leave the election rather than retry forever.
-        if (this.session.closed || (err instanceof SessionExpiredError && !this.session.renewsOnLoss)) {
+        // So is a refusal of permission: retrying would cost requests forever and never succeed.
+        if (this.session.closed || (err instanceof SessionExpiredError && !this.session.renewsOnLoss) || isPermissionError(err)) {
           this.ended.abort(error);
           this.report(error);
           break;

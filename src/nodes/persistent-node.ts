@@ -6,10 +6,12 @@
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import { watchSettled } from '../client/session.js';
-import type { NodeData, WatchEvent } from '../client/types.js';
+import type { Acl, NodeData, WatchEvent } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
+import { copyPermissionError } from '../util/permission.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, parentOf, toBuffer, validatePath } from '../client/validate.js';
-import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError, UnimplementedError } from '../errors.js';
+import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, isPermissionError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError, UnimplementedError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
 import { linkSignals, onAbort } from '../util/signals.js';
 import { protectedPrefix } from '../driver/names.js';
@@ -30,8 +32,8 @@ export interface PersistentNodeOptions {
   /** Initial data (at most the session's data limit). Default: empty. */
   data?: NodeData;
   /**
-   * The pause after a failed attempt (a create refused with `NoAuthError`, a parent that
-   * cannot have children, a lost connection): jittered, doubling from `baseDelayMs` up to
+   * The pause after a failed attempt (a parent that cannot have children, a lost connection;
+   * not a permission refusal, `NoAuthError` or `InvalidAclError`, which stops the node): jittered, doubling from `baseDelayMs` up to
    * `maxDelayMs`. Default `{ baseDelayMs: 100, maxDelayMs: 5000 }`.
    */
   errorBackoff?: {
@@ -40,6 +42,11 @@ export interface PersistentNodeOptions {
     /** The longest pause, ms (an integer from `baseDelayMs` to 2^31-1). Default 5000. */
     maxDelayMs?: number;
   };
+  /**
+   * ACL of the node and of the parents it creates; default: the session's `aclProvider` (the
+   * open ACL without one). See [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
 }
 
 /** Options of {@link PersistentNode.waitForInitialCreate}, {@link PersistentNode.setData} and {@link PersistentNode.close}. @group Nodes */
@@ -51,7 +58,7 @@ export interface PersistentNodeWaitOptions {
 }
 
 /** The keys of {@link PersistentNodeOptions}. @internal */
-export const PERSISTENT_NODE_OPTION_KEYS = optionKeys<PersistentNodeOptions>({ mode: true, protection: true, data: true, errorBackoff: true });
+export const PERSISTENT_NODE_OPTION_KEYS = optionKeys<PersistentNodeOptions>({ mode: true, protection: true, data: true, errorBackoff: true, acl: true });
 /** The keys of {@link PersistentNodeWaitOptions}. @internal */
 export const PERSISTENT_NODE_WAIT_OPTION_KEYS = optionKeys<PersistentNodeWaitOptions>({ timeoutMs: true, signal: true });
 
@@ -61,7 +68,11 @@ export interface PersistentNodeEvents {
   created: (path: string) => void;
   /** The node was seen deleted (by someone else, or with its session); it is being re-created. */
   deleted: (path: string) => void;
-  /** A create, write or watch failed; the node retries with backoff. */
+  /**
+   * A create, write or watch failed; the node retries with backoff, except after a permission
+   * refusal (`NoAuthError`, `InvalidAclError`): the node then stops for good (waits reject with
+   * that error; `close()` still cleans up).
+   */
   error: (error: Error) => void;
 }
 
@@ -119,6 +130,8 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
   readonly #stop = new AbortController();
   /** Aborts when the loop ended with its session (closed, or lost and not renewed). */
   readonly #over = new AbortController();
+  /** The `acl` option (undefined: the session's provider). */
+  readonly #acl: readonly Acl[] | undefined;
   #loop: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
   #created = false;
@@ -141,6 +154,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
     this.#path = path;
     this.#mode = mode;
     this.#data = this.#toData(o.data);
+    this.#acl = optionalAcl(o.acl, 'PersistentNode');
     if (this.#protection) validatePath(this.#targetOf(protectedPrefix()), 'protected path');
   }
 
@@ -178,7 +192,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
     const timeoutMs = checkTimeout(o.timeoutMs);
     const signal = checkSignal(o.signal);
     if (this.#stop.signal.aborted) throw this.#stop.signal.reason as Error;
-    if (this.#over.signal.aborted) throw this.#over.signal.reason as Error;
+    if (this.#over.signal.aborted) throw this.#overReason();
     if (!this.#started) throw new InvalidArgumentError(`PersistentNode ${this.#path}: not started`);
     if (this.#created) return;
     const link = linkSignals([signal, this.#stop.signal, this.#over.signal], timeoutMs);
@@ -237,6 +251,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
   async #run(): Promise<void> {
     const stop = this.#stop.signal;
     let attempt = 0;
+    let refused: Error | undefined;
     while (!stop.aborted && !this.#sessionOver()) {
       try {
         if (this.#actual === undefined) await this.#create();
@@ -245,10 +260,16 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
       } catch (err) {
         if (stop.aborted || this.#sessionOver()) break;
         this.emit('error', err as Error);
+        // No permission: no retry can cure it, so stop rather than cost requests forever.
+        if (isPermissionError(err)) {
+          refused = err;
+          break;
+        }
         await this.#pause(backoffDelay(this.#backoff, Math.min(attempt++, 20)));
       }
     }
-    if (!stop.aborted) {
+    if (!stop.aborted && refused) this.#over.abort(refused);
+    else if (!stop.aborted) {
       const s = this.#session.signal;
       this.#over.abort(s.aborted ? s.reason : new ClosedError(`PersistentNode ${this.#path}: its session is closed`));
     }
@@ -357,7 +378,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
     }
     const data = this.#data;
     try {
-      const created = await this.#session.create(p.target, { data, mode: this.#mode, signal: stop });
+      const created = await this.#session.create(p.target, { data, mode: this.#mode, signal: stop, acl: this.#acl });
       this.#settle(created, data);
     } catch (err) {
       if (err === stop.reason) {
@@ -366,9 +387,9 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
         throw err;
       }
       if (err instanceof NoNodeError && p.parent !== '/' && !madeParents) {
-        await this.#session.mkdirp(p.parent, { container: true, signal: stop }).catch((e: unknown) => {
+        await this.#session.mkdirp(p.parent, { container: true, signal: stop, acl: this.#acl }).catch((e: unknown) => {
           if (!(e instanceof UnimplementedError)) throw e;
-          return this.#session.mkdirp(p.parent, { signal: stop }); // a server before containers
+          return this.#session.mkdirp(p.parent, { signal: stop, acl: this.#acl }); // a server before containers
         });
         return this.#create(true); // once: a parent deleted again goes through the backoff
       }
@@ -487,6 +508,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
       } catch (err) {
         if (err instanceof NoNodeError || signal.aborted) return;
         if (!(err instanceof BadVersionError)) this.emit('error', err instanceof Error ? err : new Error(String(err)));
+        if (isPermissionError(err)) return; // no retry cures it (the node goes with its session, if ephemeral)
         await delay(backoffDelay(this.#backoff, Math.min(attempt, 20)), signal).catch(noop);
       }
     }
@@ -494,7 +516,14 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
 
   /** The error of a wait that ended by its link: a timeout, else the signal's reason. */
   #reason(link: { signal: AbortSignal; timedOut: boolean }, timeoutMs: number | undefined, what: string): Error {
-    return link.timedOut ? new OperationTimeoutError(`PersistentNode ${this.#path}: ${what} within ${timeoutMs} ms`) : (link.signal.reason as Error);
+    if (link.timedOut) return new OperationTimeoutError(`PersistentNode ${this.#path}: ${what} within ${timeoutMs} ms`);
+    return link.signal.reason === this.#over.signal.reason ? this.#overReason() : (link.signal.reason as Error);
+  }
+
+  /** Why the node stopped on its own; a permission refusal as a fresh copy per caller. */
+  #overReason(): Error {
+    const r: unknown = this.#over.signal.reason;
+    return isPermissionError(r) ? copyPermissionError(r, `PersistentNode ${this.#path} stopped`) : (r as Error);
   }
 
   #toData(data: NodeData | undefined): Buffer {

@@ -15,6 +15,7 @@
  */
 import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
+import type { Acl } from '../client/types.js';
 import type { Op } from '../client/types.js';
 import { BadVersionError, ClosedError, ConnectionLossError, NodeExistsError, NoNodeError, SessionExpiredError, ZooKeeperError } from '../errors.js';
 import { delay } from '../util/abort.js';
@@ -65,6 +66,8 @@ export class Claims {
     private readonly deadDir: string,
     /** Data of our claim nodes (the participant id). */
     private readonly data: Buffer,
+    /** ACL of the nodes created (undefined: the session's provider). */
+    readonly acl: readonly Acl[] | undefined,
   ) {}
 
   /** Claims `ref`; null when someone else has it, or it is gone. */
@@ -82,7 +85,7 @@ export class Claims {
     const claimed = (version: number): Claimed => ({ ref, claim, data: read.data, redeliveries: read.stat.version, version, sessionId, sessionSignal });
     try {
       const [, bumped] = await this.session.multi([
-        { type: 'create', path: claim, mode: 'EPHEMERAL', data: this.data },
+        { type: 'create', path: claim, mode: 'EPHEMERAL', data: this.data, acl: this.acl },
         { type: 'setData', path: ref.path, data: read.data, version: read.stat.version },
       ]);
       return claimed(bumped?.type === 'setData' ? bumped.stat.version : read.stat.version + 1);
@@ -132,14 +135,14 @@ export class Claims {
     const letter = `${this.deadDir}/${key}`;
     const info: DeadLetterInfo = { item: c.ref.path, deliveries, error, at: Date.now() };
     const move: Op[] = [
-      { type: 'create', path: letter, data: c.data },
-      { type: 'create', path: `${letter}/info`, data: JSON.stringify(info) },
+      { type: 'create', path: letter, data: c.data, acl: this.acl },
+      { type: 'create', path: `${letter}/info`, data: JSON.stringify(info), acl: this.acl },
     ];
     let withClaim = true;
     for (let pass = 0; pass < 3; pass++) {
       if (!this.deadReady) {
         try {
-          await untilAnswered(this.session, c.sessionSignal, () => this.session.mkdirp(this.deadDir));
+          await untilAnswered(this.session, c.sessionSignal, () => this.session.mkdirp(this.deadDir, { acl: this.acl }));
         } catch (err) {
           if (c.sessionSignal.aborted || err instanceof ClosedError) return; // the claim went with its session
           await this.release(c); // never leave the claim behind

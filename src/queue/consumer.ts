@@ -10,7 +10,8 @@
 import { traced, tracing, type QueueHandleContext } from '../observability/channels.js';
 import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
-import { ClosedError, SessionExpiredError } from '../errors.js';
+import { ClosedError, isPermissionError, SessionExpiredError, type InvalidAclError, type NoAuthError } from '../errors.js';
+import { copyPermissionError } from '../util/permission.js';
 import { delay, raceAbort } from '../util/abort.js';
 import { onAbort } from '../util/signals.js';
 
@@ -80,7 +81,7 @@ export class ClaimSource {
   /** Lists the claimable items; true when none is ours but others' are there. */
   private async list(reader: Reader): Promise<boolean> {
     if (!this.dirReady) {
-      await this.session.mkdirp(this.claims.dir);
+      await this.session.mkdirp(this.claims.dir, { acl: this.claims.acl });
       this.dirReady = true;
     }
     let taken: Set<string>;
@@ -130,12 +131,15 @@ export class ConsumeRun {
     if (!this.stop.aborted && this.ended) throw this.ended;
   }
 
-  /** Set when the session can never come back (LOST with renewOnLoss off): every worker ends. */
-  private ended: SessionExpiredError | undefined;
+  /**
+   * Set when the session can never come back (LOST with renewOnLoss off), or the server refuses
+   * us permission (no retry can cure it): every worker ends.
+   */
+  private ended: SessionExpiredError | NoAuthError | InvalidAclError | undefined;
 
   private async worker(): Promise<void> {
     let failures = 0;
-    while (!this.stop.aborted) {
+    while (!this.stop.aborted && this.ended === undefined) {
       try {
         const claimed = (await this.source.tryClaim(this.stop)) ?? (await this.line.waitAtHead(this.stop, (s) => this.source.tryClaim(s, 'alone'), [this.source.claims.dir]));
         failures = 0;
@@ -143,6 +147,10 @@ export class ConsumeRun {
       } catch (err) {
         if (this.stop.aborted || this.session.closed) return;
         this.report(err, { path: this.root, redeliveries: -1 });
+        if (isPermissionError(err)) {
+          this.ended ??= copyPermissionError(err, `queue ${this.root}: consume stopped`);
+          return;
+        }
         try {
           // Never retry at once: a persistent error costs a few requests a second at most.
           await delay(backoffDelay(this.config.errorBackoff, failures++), this.stop);

@@ -6,6 +6,7 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
+import type { Acl } from '../client/types.js';
 import type { WatchEvent } from '../client/types.js';
 import { LockDriver } from '../driver/lock-driver.js';
 import { windowPredicate } from '../driver/predicates.js';
@@ -28,8 +29,10 @@ export class IdleLine {
     private readonly cursor: Cursor,
     dir: string,
     private readonly data: Buffer,
+    /** ACL of the nodes created (undefined: the session's provider). */
+    private readonly acl: readonly Acl[] | undefined,
   ) {
-    this.line = new LockDriver(session, dir, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1) });
+    this.line = new LockDriver(session, dir, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1), acl });
   }
 
   /**
@@ -85,7 +88,7 @@ export class IdleLine {
     if (parseBucket(dir.slice(dir.lastIndexOf('/') + 1)) !== undefined) return { changed: Promise.resolve() };
     // A directory that does not exist yet: create it and watch it, rather than treat it as a
     // change (that would spin).
-    await this.session.mkdirp(dir);
+    await this.session.mkdirp(dir, { acl: this.acl });
     return set();
   }
 }

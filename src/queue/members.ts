@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ZkSession } from '../client/session.js';
+import type { Acl } from '../client/types.js';
 import { ClosedError, ConnectionLossError, NodeExistsError, NoNodeError, SessionExpiredError, ZooKeeperError } from '../errors.js';
 import { raceAbort } from '../util/abort.js';
 import { deleteWhileSessionLives } from './backoff.js';
@@ -45,6 +46,8 @@ export class Members {
     private readonly dir: string,
     /** Data of our node (the participant id). */
     private readonly data: Buffer,
+    /** ACL of the nodes created (undefined: the session's provider). */
+    private readonly acl: readonly Acl[] | undefined,
   ) {}
 
   /**
@@ -94,7 +97,7 @@ export class Members {
   private async join(me: Membership): Promise<boolean> {
     this.nodes.set(me.name, me.sessionSignal);
     try {
-      await this.session.create(`${this.dir}/${me.name}`, { mode: 'EPHEMERAL', data: this.data });
+      await this.session.create(`${this.dir}/${me.name}`, { mode: 'EPHEMERAL', data: this.data, acl: this.acl });
       me.joinedAt = performance.now();
       return true;
     } catch (err) {

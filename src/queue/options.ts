@@ -5,6 +5,7 @@
  */
 import { checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys } from '../client/validate.js';
 import { InvalidArgumentError } from '../errors.js';
+import type { Acl } from '../client/types.js';
 import { resolveBackoff, type Backoff } from '../client/retry.js';
 import { PRIORITY_RANGE } from './layout.js';
 
@@ -12,6 +13,13 @@ import { PRIORITY_RANGE } from './layout.js';
 export interface QueueOptions {
   /** Shown as the data of this consumer's nodes. Default `hostname:pid`. */
   participantId?: string;
+  /**
+   * ACL of every node the queue creates: its directories, items, claims, consumer and producer
+   * nodes, dead letters; default: the session's `aclProvider` (the open ACL without one). With
+   * `CREATOR_ALL_ACL` and digest `auth`, other identities can neither read, take nor delete the
+   * items. See [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
 }
 
 /** The bound of a blocking call: every call of a queue takes one. @group Recipes */
@@ -42,7 +50,7 @@ export interface DeadLetterOptions extends QueueCallOptions {
 }
 
 /** The keys of {@link QueueOptions}. @internal */
-export const QUEUE_OPTION_KEYS = optionKeys<QueueOptions>({ participantId: true });
+export const QUEUE_OPTION_KEYS = optionKeys<QueueOptions>({ participantId: true, acl: true });
 /** The keys of {@link QueueCallOptions}. @internal */
 export const QUEUE_CALL_OPTION_KEYS = optionKeys<QueueCallOptions>({ timeoutMs: true, signal: true });
 /** The keys of {@link PutOptions}. @internal */

@@ -16,6 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { backoffDelay } from '../client/retry.js';
 import type { ZkSession } from '../client/session.js';
+import type { Acl } from '../client/types.js';
 import type { Op } from '../client/types.js';
 import { BadVersionError, ConnectionLossError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
@@ -37,9 +38,11 @@ export class Producer {
   constructor(
     private readonly session: ZkSession,
     root: string,
+    /** ACL of the nodes created (undefined: the session's provider). */
+    private readonly acl: readonly Acl[] | undefined,
   ) {
     this.items = `${root}/items`;
-    this.records = new RecordPool(session, `${root}/producers`);
+    this.records = new RecordPool(session, `${root}/producers`, acl);
   }
 
   /**
@@ -74,7 +77,7 @@ export class Producer {
           { type: 'check', path: dir, version: OPEN_BUCKET_VERSION },
           { type: 'setData', path: used.path, data: token, version: used.version },
           ...extra,
-          ...payloads.map((data): Op => ({ type: 'create', path: `${dir}/i-${id}-`, data, mode: 'PERSISTENT_SEQUENTIAL' })),
+          ...payloads.map((data): Op => ({ type: 'create', path: `${dir}/i-${id}-`, data, mode: 'PERSISTENT_SEQUENTIAL', acl: this.acl })),
         ];
         let paths: string[];
         try {
@@ -210,7 +213,7 @@ export class Producer {
       if (!(err instanceof NoNodeError)) throw err;
     }
     const tail = buckets.length > 0 ? Math.max(...buckets) : 0;
-    if (buckets.length === 0) await untilAnswered(this.session, signal, () => raceAbort(this.session.mkdirp(`${this.items}/${pdir}/${bucketName(0)}`), signal));
+    if (buckets.length === 0) await untilAnswered(this.session, signal, () => raceAbort(this.session.mkdirp(`${this.items}/${pdir}/${bucketName(0)}`, { acl: this.acl }), signal));
     this.tails.set(pdir, tail);
     return tail;
   }
@@ -240,7 +243,7 @@ export class Producer {
     try {
       await raceAbort(
         this.session.multi([
-          { type: 'create', path: `${this.items}/${pdir}/${bucketName(bucket + 1)}` },
+          { type: 'create', path: `${this.items}/${pdir}/${bucketName(bucket + 1)}`, acl: this.acl },
           { type: 'setData', path: dir, data: SEALED, version: OPEN_BUCKET_VERSION },
         ]),
         signal,
@@ -267,7 +270,7 @@ export class Producer {
 
   private async createBucket(pdir: string, bucket: number, signal: AbortSignal): Promise<void> {
     // After a lost reply the create is sent again: NodeExists then means done.
-    await untilAnswered(this.session, signal, () => raceAbort(this.session.create(`${this.items}/${pdir}/${bucketName(bucket)}`), signal)).catch((e: unknown) => {
+    await untilAnswered(this.session, signal, () => raceAbort(this.session.create(`${this.items}/${pdir}/${bucketName(bucket)}`, { acl: this.acl }), signal)).catch((e: unknown) => {
       if (!(e instanceof NodeExistsError)) throw e;
     });
     this.tails.set(pdir, Math.max(this.tails.get(pdir) ?? 0, bucket));

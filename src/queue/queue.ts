@@ -8,10 +8,12 @@ import { tracing, type QueuePutContext, type QueueTakeContext } from '../observa
 import { codeOf, failureOutcome, traceSettled } from '../observability/trace.js';
 import { hostname } from 'node:os';
 import { backoffDelay } from '../client/retry.js';
+import { optionalAcl } from '../client/acl.js';
 import type { ZkSession } from '../client/session.js';
 import type { NodeData } from '../client/types.js';
 import { checkOptions, describe, toBuffer, validatePath } from '../client/validate.js';
-import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, LayoutMismatchError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, isPermissionError, LayoutMismatchError, NoNodeError, OperationTimeoutError } from '../errors.js';
+import { copyPermissionError } from '../util/permission.js';
 import { delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
 import { linkSignals } from '../util/signals.js';
 import { graceFor } from '../driver/grace.js';
@@ -108,12 +110,13 @@ export class DistributedQueue {
     this.path = path;
     const data = Buffer.from(options.participantId ?? `${hostname()}:${process.pid}`);
     if (data.length > session.dataLimit) throw new InvalidArgumentError(`participantId is ${data.length} bytes, over the session's ${session.dataLimit}-byte limit`);
-    this.producer = new Producer(session, path);
-    this.members = new Members(session, `${path}/items`, data);
+    const acl = optionalAcl(options.acl, 'DistributedQueue');
+    this.producer = new Producer(session, path, acl);
+    this.members = new Members(session, `${path}/items`, data, acl);
     this.cursor = new Cursor(session, `${path}/items`, this.members);
-    this.line = new IdleLine(session, this.cursor, `${path}/consumers`, data);
+    this.line = new IdleLine(session, this.cursor, `${path}/consumers`, data, acl);
     this.dead = new DeadLetters(session, `${path}/dead`);
-    this.source = new ClaimSource(session, this.cursor, new Claims(session, `${path}/claims`, this.dead.dir, data));
+    this.source = new ClaimSource(session, this.cursor, new Claims(session, `${path}/claims`, this.dead.dir, data, acl));
   }
 
   /** Adds one item. Resolves to its path (see {@link DistributedQueue.putAll}). */
@@ -230,7 +233,8 @@ export class DistributedQueue {
    * the item is delivered again, after a backoff (`redeliveryBackoff`), or moved to the dead
    * letters after `maxDeliveries`. Resolves when `signal` aborts or the queue is closed, after
    * in-flight handlers finished and their claims are settled; rejects with `ClosedError` when
-   * the session is closed.
+   * the session is closed, and with `NoAuthError` (reported to `onError` first) when the server
+   * refuses us permission on the queue's nodes: that is not retried.
    */
   async consume(handler: ConsumeHandler, options: ConsumeOptions = {}): Promise<void> {
     if (typeof handler !== 'function') throw new InvalidArgumentError(`consume needs a handler function, got ${describe(handler)}`);
@@ -255,6 +259,8 @@ export class DistributedQueue {
           } catch (thrown) {
             process.emitWarning(`zk-recipes: a queue onError callback threw: ${String(thrown)}`);
           }
+          // No permission on the queue's path: no retry can cure it.
+          if (isPermissionError(err)) throw copyPermissionError(err, `queue ${this.path}: consume stopped`);
           try {
             await delay(backoffDelay(config.errorBackoff, failures++), stop.signal);
             await this.session.waitConnected({ signal: stop.signal });

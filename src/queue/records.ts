@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ZkSession } from '../client/session.js';
+import type { Acl } from '../client/types.js';
 import { ConnectionLossError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { raceAbort } from '../util/abort.js';
 import { deleteWhileSessionLives, untilAnswered } from './backoff.js';
@@ -39,6 +40,8 @@ export class RecordPool {
   constructor(
     private readonly session: ZkSession,
     private readonly dir: string,
+    /** ACL of the nodes created (undefined: the session's provider). */
+    private readonly acl: readonly Acl[] | undefined,
   ) {}
 
   /** A record of the current session whose version is known: a free one, or a new one. */
@@ -79,7 +82,7 @@ export class RecordPool {
 
   private async create(signal: AbortSignal): Promise<PutRecord> {
     if (!this.dirReady) {
-      await untilAnswered(this.session, signal, () => raceAbort(this.session.mkdirp(this.dir), signal));
+      await untilAnswered(this.session, signal, () => raceAbort(this.session.mkdirp(this.dir, { acl: this.acl }), signal));
       this.dirReady = true;
     }
     for (;;) {
@@ -87,7 +90,7 @@ export class RecordPool {
       const sessionSignal = this.session.signal;
       this.nodes.set(path, sessionSignal);
       try {
-        const made = await raceAbort(this.session.createWithStat(path, { mode: 'EPHEMERAL' }), signal);
+        const made = await raceAbort(this.session.createWithStat(path, { mode: 'EPHEMERAL', acl: this.acl }), signal);
         return { path, version: made.stat.version, sessionId: made.stat.ephemeralOwner, sessionSignal };
       } catch (err) {
         if (signal.aborted) {
@@ -97,7 +100,7 @@ export class RecordPool {
         if (err instanceof NoNodeError) {
           this.nodes.delete(path);
           this.dirReady = false;
-          await untilAnswered(this.session, signal, () => raceAbort(this.session.mkdirp(this.dir), signal));
+          await untilAnswered(this.session, signal, () => raceAbort(this.session.mkdirp(this.dir, { acl: this.acl }), signal));
           this.dirReady = true;
           continue;
         }

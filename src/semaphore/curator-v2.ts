@@ -6,7 +6,7 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
-import type { Stat, WatchEvent } from '../client/types.js';
+import type { Acl, Stat, WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import { LockDriver, type AcquireRequest, type HeldNodes } from '../driver/lock-driver.js';
 import type { QueueNode } from '../driver/names.js';
@@ -65,11 +65,12 @@ export class CuratorV2Layout {
     private readonly path: string,
     private readonly maxLeases: number,
     private readonly verify: VerifyDirectory,
+    acl?: readonly Acl[],
   ) {
     this.locksDir = joinPath(path, LOCKS);
     this.leasesDir = joinPath(path, LEASES);
-    this.mutex = new LockDriver(session, this.locksDir, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1) });
-    this.leases = new LockDriver(session, this.leasesDir, { lockName: LEASE, kinds: [LEASE], predicate: created });
+    this.mutex = new LockDriver(session, this.locksDir, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(1), acl });
+    this.leases = new LockDriver(session, this.leasesDir, { lockName: LEASE, kinds: [LEASE], predicate: created, acl });
   }
 
   /** The directories, deepest first. */

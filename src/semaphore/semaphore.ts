@@ -105,7 +105,7 @@ export class Semaphore extends LockRecipe {
     super(session, path, { lockName: 'lock-', kinds: ['lock-'], predicate: windowPredicate(max), dirData: Buffer.from(String(max)) }, options, 'semaphore', SEMAPHORE_OPTION_KEYS);
     this.maxLeases = max;
     this.layout = layout;
-    this.v2 = layout === 'curator-v2' ? new CuratorV2Layout(session, path, max, (stat, children) => this.checkDirectory(stat, children)) : undefined;
+    this.v2 = layout === 'curator-v2' ? new CuratorV2Layout(session, path, max, (stat, children) => this.checkDirectory(stat, children), this.acl) : undefined;
   }
 
   /**

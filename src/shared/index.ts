@@ -4,4 +4,4 @@
  * @module
  */
 export { SharedBase, SharedCount, SharedValue } from './shared-value.js';
-export type { SharedIteratorOptions, SharedValueEvents, SharedWaitOptions, VersionedValue } from './shared-value.js';
+export type { SharedIteratorOptions, SharedValueEvents, SharedValueOptions, SharedWaitOptions, VersionedValue } from './shared-value.js';

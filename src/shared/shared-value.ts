@@ -7,10 +7,11 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
-import type { ConnectionState, Stat } from '../client/types.js';
+import type { Acl, ConnectionState, Stat } from '../client/types.js';
+import { optionalAcl } from '../client/acl.js';
 import { backoffDelay } from '../client/retry.js';
 import { checkInt, checkOptions, checkSignal, checkTimeout, optionKeys, parentOf, validatePath } from '../client/validate.js';
-import { ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError } from '../errors.js';
+import { ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError, isPermissionError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
 import { callListeners } from '../util/listeners.js';
 import { linkSignals, onAbort } from '../util/signals.js';
@@ -62,6 +63,18 @@ export const SHARED_WAIT_OPTION_KEYS = optionKeys<SharedWaitOptions>({ signal: t
 /** @internal */
 export const SHARED_ITERATOR_OPTION_KEYS = optionKeys<SharedIteratorOptions>({ bufferSize: true, signal: true });
 
+/** Options of a {@link SharedValue} or {@link SharedCount}. @group Recipes */
+export interface SharedValueOptions {
+  /**
+   * ACL of the node (created by `start()` if absent) and of the parents it creates; default:
+   * the session's `aclProvider` (the open ACL without one). See [Security](../../docs/security.md).
+   */
+  acl?: readonly Acl[];
+}
+
+/** @internal */
+export const SHARED_VALUE_OPTION_KEYS = optionKeys<SharedValueOptions>({ acl: true });
+
 const RE_ARM = { baseDelayMs: 50, maxDelayMs: 2000 };
 
 /**
@@ -73,6 +86,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   readonly #session: ZkSession;
   readonly #codec: Codec<T>;
   readonly #seed: Buffer;
+  readonly #acl: readonly Acl[] | undefined;
   readonly #life = new AbortController();
   readonly #streams = new Set<StreamPush<VersionedValue<T>>>();
   #state: 'latent' | 'starting' | 'started' | 'closed' = 'latent';
@@ -83,11 +97,13 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   readonly path: string;
 
   /** @internal */
-  constructor(session: ZkSession, path: string, seed: unknown, codec: Codec<T>, what: string) {
+  constructor(session: ZkSession, path: string, seed: unknown, codec: Codec<T>, what: string, options: SharedValueOptions = {}) {
     super();
     if (session === null || typeof session !== 'object') throw new InvalidArgumentError(`${what}: session must be a ZkSession, got ${typeof session}`);
     validatePath(path);
     if (path === '/') throw new InvalidArgumentError(`${what}: the path must not be the root`, { path });
+    const o = checkOptions(options, `new ${what}`, SHARED_VALUE_OPTION_KEYS);
+    this.#acl = optionalAcl(o.acl, what);
     this.#session = session;
     this.path = path;
     this.#codec = codec;
@@ -264,8 +280,8 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
     const parent = parentOf(this.path);
     for (let attempt = 0; ; attempt++) {
       try {
-        if (parent !== '/') await this.#session.mkdirp(parent, { container: true, signal });
-        await this.#session.create(this.path, { data: this.#seed, signal });
+        if (parent !== '/') await this.#session.mkdirp(parent, { container: true, signal, acl: this.#acl });
+        await this.#session.create(this.path, { data: this.#seed, signal, acl: this.#acl });
         return;
       } catch (err) {
         if (err instanceof NodeExistsError) return;
@@ -383,6 +399,8 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
         } catch (err) {
           if (err instanceof ClosedError || this.#life.signal.aborted) return;
           if (!(err instanceof ConnectionLossError) && !(err instanceof SessionExpiredError)) this.#report(err);
+          // No permission to read it any more: told once, not retried (no retry can cure it).
+          if (isPermissionError(err)) return;
         }
         await delay(backoffDelay(RE_ARM, attempt), this.#life.signal).catch(() => undefined);
       }
@@ -448,8 +466,8 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
  */
 export class SharedValue extends SharedBase<Buffer> {
   /** Creates the recipe on `path`; `seed` is the value the node is created with if absent. */
-  constructor(session: ZkSession, path: string, seed: Uint8Array | string) {
-    super(session, path, seed, BYTES, 'SharedValue');
+  constructor(session: ZkSession, path: string, seed: Uint8Array | string, options: SharedValueOptions = {}) {
+    super(session, path, seed, BYTES, 'SharedValue', options);
   }
 
   /** Sets the value (bytes, or a string as UTF-8); see {@link SharedBase.set}. */
@@ -481,8 +499,8 @@ export class SharedValue extends SharedBase<Buffer> {
  */
 export class SharedCount extends SharedBase<number> {
   /** Creates the recipe on `path`; `seed` is the count the node is created with if absent. */
-  constructor(session: ZkSession, path: string, seed: number) {
-    super(session, path, seed, COUNT, 'SharedCount');
+  constructor(session: ZkSession, path: string, seed: number, options: SharedValueOptions = {}) {
+    super(session, path, seed, COUNT, 'SharedCount', options);
   }
 
   /** The count last seen (local). */

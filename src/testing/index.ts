@@ -47,6 +47,7 @@ export {
   type ZooKeeperInstallation,
   type ZooKeeperLogging,
 } from './java.js';
+export { connectAs, createSecuredPath, superDigestConfig, testIdentity, type TestIdentity } from './acl.js';
 export { freePort, freePorts, LOOPBACK } from './ports.js';
 export {
   ChaosProxy,

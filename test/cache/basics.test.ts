@@ -158,33 +158,47 @@ describe('caches on a server without persistent watches', () => {
 });
 
 describe('caches: a node the session may not read', () => {
-  test('the load fails with NoAuth, emitted and retried with backoff, until the node goes; close stops the retries', async () => {
+  test('a node under the root it may not read is left out: NoAuth emitted once, not retried, the rest loads', async () => {
     const zk = await session();
     const [owner] = await Promise.all([fx.pool.connect(fx.server.connectString, { auth: [{ scheme: 'digest', credentials: 'owner:secret' }] })]);
     const root = uniquePath('noauth');
-    await fx.observer.mkdirp(root);
+    await fx.observer.mkdirp(`${root}/open`);
     await owner!.create(`${root}/secret`, { data: 's', acl: Acls.CREATOR_ALL });
-    const cache = new TreeCache(zk, root, { errorBackoff: { baseDelayMs: 60, maxDelayMs: 120 } });
-    const errors: number[] = [];
-    cache.on('error', (err) => {
-      assert.ok(err instanceof NoAuthError, String(err));
-      errors.push(performance.now());
-    });
-    const started = cache.start({ timeoutMs: 20_000 });
-    await waitFor(() => errors.length >= 4, { timeoutMs: 10_000, message: `errors: ${errors.length}` });
-    // Each retry waits at least half the (growing) delay: never a tight loop.
-    for (let i = 1; i < errors.length; i++) assert.ok(errors[i]! - errors[i - 1]! >= 28, `retry ${i} after ${errors[i]! - errors[i - 1]!} ms`);
-    assert.equal(cache.state, 'LOADING');
-    await owner!.delete(`${root}/secret`);
-    await started;
-    assert.equal(cache.size, 1);
-    await cache.close();
-    const count = errors.length;
-    const reads = zk.counters.getData;
+    const cache = new TreeCache(zk, root, { errorBackoff: { baseDelayMs: 1, maxDelayMs: 1 } });
+    const errors: Error[] = [];
+    cache.on('error', (err) => errors.push(err));
+    await cache.start({ timeoutMs: 10_000 });
+    assert.deepEqual([root, `${root}/open`].filter((p) => cache.get(p) !== undefined), [root, `${root}/open`]);
+    assert.equal(cache.get(`${root}/secret`), undefined);
+    assert.equal(errors.length, 1);
+    assert.ok(errors[0] instanceof NoAuthError, String(errors[0]));
+    // With a 1 ms backoff a retrying cache would read dozens of times meanwhile.
+    const reads = zk.counters.getData + zk.counters.getChildren + zk.counters.exists;
+    for (let i = 0; i < 30; i++) await fx.observer.exists('/');
+    assert.equal(zk.counters.getData + zk.counters.getChildren + zk.counters.exists, reads);
+    // The rest follows the server as ever.
     await fx.observer.create(`${root}/later`);
-    await fx.observer.sync(root);
-    assert.equal(errors.length, count);
-    assert.equal(zk.counters.getData, reads);
+    await waitFor(() => cache.get(`${root}/later`) !== undefined, { timeoutMs: 5000, message: 'later cached' });
+    await cache.close();
     await waitFor(async () => (await serverWatches(zk)).length === 0, { timeoutMs: 5000, message: 'server watches left' });
+    await owner!.delete(`${root}/secret`);
+  });
+
+  test("a root it may not read: NoAuth emitted once, start rejects with it at once, the cache closes", async () => {
+    const zk = await session();
+    const [owner] = await Promise.all([fx.pool.connect(fx.server.connectString, { auth: [{ scheme: 'digest', credentials: 'owner:secret' }] })]);
+    const root = uniquePath('noauth-root');
+    await owner!.mkdirp(root, { acl: Acls.CREATOR_ALL });
+    const cache = new TreeCache(zk, root, { errorBackoff: { baseDelayMs: 1, maxDelayMs: 1 } });
+    const errors: Error[] = [];
+    cache.on('error', (err) => errors.push(err));
+    const started = performance.now();
+    await assert.rejects(cache.start({ timeoutMs: 20_000 }), NoAuthError);
+    assert.ok(performance.now() - started < 3000, 'refused at once, not at the timeout');
+    assert.equal(errors.length, 1);
+    assert.equal(cache.state, 'CLOSED');
+    await cache.close();
+    await waitFor(async () => (await serverWatches(zk)).length === 0, { timeoutMs: 5000, message: 'server watches left' });
+    await owner!.delete(root);
   });
 });

@@ -66,7 +66,22 @@ public final class AgentLoop {
 
   /** A started client, connected within 20 s; otherwise "fatal" and exit 2. */
   public static CuratorFramework connect(String connectString, int sessionTimeoutMs) throws InterruptedException {
-    CuratorFramework c = CuratorFrameworkFactory.newClient(connectString, sessionTimeoutMs, 5000, new ExponentialBackoffRetry(50, 10));
+    CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(connectString).sessionTimeoutMs(sessionTimeoutMs).connectionTimeoutMs(5000).retryPolicy(new ExponentialBackoffRetry(50, 10));
+    // -Dcurator.test.digest=user:password: authenticate as that digest identity, and create
+    // every node with CREATOR_ALL_ACL (an ACLProvider), as a secured service would.
+    String digest = System.getProperty("curator.test.digest");
+    if (digest != null) {
+      b.authorization("digest", digest.getBytes(StandardCharsets.UTF_8)).aclProvider(new org.apache.curator.framework.api.ACLProvider() {
+        public java.util.List<org.apache.zookeeper.data.ACL> getDefaultAcl() {
+          return org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL;
+        }
+
+        public java.util.List<org.apache.zookeeper.data.ACL> getAclForPath(String path) {
+          return org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL;
+        }
+      });
+    }
+    CuratorFramework c = b.build();
     c.start();
     if (!c.blockUntilConnected(20, TimeUnit.SECONDS)) {
       emit("fatal could not connect to " + connectString);

@@ -57,12 +57,12 @@ export class JavaAgent {
   static async start(
     className: string,
     args: readonly string[],
-    options: { name?: string; onLine?: (words: readonly string[], line: string) => void; readyTimeoutMs?: number } = {},
+    options: { name?: string; onLine?: (words: readonly string[], line: string) => void; readyTimeoutMs?: number; jvmArgs?: readonly string[] } = {},
   ): Promise<JavaAgent> {
     const { dir, installation } = compileAgent(className);
     const child = spawn(
       installation.java,
-      ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-cp', [dir, installation.classpath].join(delimiter), className, ...args],
+      ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', ...(options.jvmArgs ?? []), '-cp', [dir, installation.classpath].join(delimiter), className, ...args],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     const agent = new JavaAgent(child, options.name ?? `${className} agent`, options.onLine ?? (() => undefined));

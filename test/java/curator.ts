@@ -127,9 +127,14 @@ export class CuratorAgent {
     return this.agent.sessionId;
   }
 
-  /** Starts an agent on `path` with `maxLeases`, and resolves once its session is up. */
-  static async start(connectString: string, path: string, maxLeases: number, kind: CuratorSemaphoreClass = 'v2'): Promise<CuratorAgent> {
-    return new CuratorAgent(await JavaAgent.start('CuratorSemaphoreAgent', [connectString, path, String(maxLeases), kind], { name: 'Curator agent' }));
+  /**
+   * Starts an agent on `path` with `maxLeases`, and resolves once its session is up. With
+   * `digest` (`user:password`) its client authenticates as that identity and creates every node
+   * with `CREATOR_ALL_ACL`.
+   */
+  static async start(connectString: string, path: string, maxLeases: number, kind: CuratorSemaphoreClass = 'v2', options: { digest?: string } = {}): Promise<CuratorAgent> {
+    const jvmArgs = options.digest === undefined ? [] : [`-Dcurator.test.digest=${options.digest}`];
+    return new CuratorAgent(await JavaAgent.start('CuratorSemaphoreAgent', [connectString, path, String(maxLeases), kind], { name: 'Curator agent', jvmArgs }));
   }
 
   private next(match: (words: readonly string[]) => boolean, timeoutMs: number, what: string): Promise<readonly string[]> {

@@ -192,17 +192,20 @@ describe('redelivery backoff', () => {
     assert.equal((await itemPaths(fx.observer, path)).length, 1);
   });
 
-  test('a persistent error (no permission to claim) is reported and retried with backoff, not in a hot loop', async () => {
+  test('no permission to claim is reported once and ends consume with NoAuthError at once, not retried', async () => {
     const path = uniquePath('no-auth');
     const [s, sp] = await fx.sessionsN(2);
     await new DistributedQueue(sp!, path).put('x');
     await fx.observer.create(`${path}/claims`, { acl: Acls.READ_ONLY });
     const q = new DistributedQueue(s!, path);
     const errors: unknown[] = [];
-    await withTimeout(q.consume(() => undefined, { signal: AbortSignal.timeout(1500), onError: (e) => errors.push(e) }), 5000, 'consume to stop');
-    assert.ok(errors.length >= 1 && errors.every((e) => e instanceof NoAuthError), String(errors[0]));
-    // 100 ms doubling, jittered down to half: at most 6 failures in 1.5 s.
-    assert.ok(errors.length <= 8, `${errors.length} failures in 1.5 s`);
+    const started = performance.now();
+    await assert.rejects(withTimeout(q.consume(() => assert.fail('no claim, no delivery'), { signal: AbortSignal.timeout(10_000), onError: (e) => errors.push(e) }), 5000, 'consume to stop'), NoAuthError);
+    assert.ok(performance.now() - started < 3000, 'refused at once, not at the signal');
+    assert.equal(errors.length, 1);
+    assert.ok(errors[0] instanceof NoAuthError, String(errors[0]));
+    await q.close();
+    assert.equal((await itemPaths(fx.observer, path)).length, 1);
     await fx.observer.delete(`${path}/claims`);
   });
 });
