@@ -59,7 +59,7 @@ export interface SessionOptions {
   /**
    * SASL credentials (DIGEST-MD5 only), authenticated on every connection before any other
    * request; a refusal rejects {@link ZkSession.connect} (and ends the session) with
-   * {@link AuthFailedError}. Guide: [SASL](../../docs/security-sasl.md).
+   * {@link AuthFailedError}. Guide: [SASL](../../docs/security.md#sasl).
    */
   sasl?: SaslOptions;
   /** Largest node data accepted, bytes. Default 1 000 000 (the server drops the connection near 1 MiB). */

@@ -1,7 +1,7 @@
 /**
  * SASL authentication of a session (the `sasl` option): DIGEST-MD5 with a username and
  * password, against a server whose JAAS `Server` section holds a `DigestLoginModule`. Guide:
- * [SASL](../../docs/security-sasl.md).
+ * [SASL](../../docs/security.md#sasl).
  *
  * On every connection the exchange runs between the server's handshake reply and anything else:
  * as the Java client does (it sends only the handshake while SASL is in progress), the handshake

@@ -20,7 +20,7 @@ export type TlsMaterial = string | Buffer | readonly (string | Buffer)[];
  * The session's `tls` option: connect to every server of the connect string over TLS (its
  * `secureClientPort`), with what `node:tls` takes. The server's certificate is verified against
  * `ca` and its host name or IP address (the connect string's, or `servername`) by default.
- * Guide: [TLS](../../docs/security-tls.md).
+ * Guide: [TLS](../../docs/security.md#tls).
  * @group Sessions
  */
 export interface TlsOptions {

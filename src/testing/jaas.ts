@@ -1,7 +1,7 @@
 /**
  * SASL (DIGEST-MD5) on test servers: the JAAS file with the users, the JVM flag that points the
  * server at it, and the zoo.cfg lines that turn on the `sasl` ACL scheme and, optionally,
- * refuse sessions that did not authenticate. Guide: [SASL](../../docs/security-sasl.md).
+ * refuse sessions that did not authenticate. Guide: [SASL](../../docs/security.md#sasl).
  *
  * @module
  */

@@ -34,7 +34,7 @@ export interface ZooKeeperTestOptions {
    * Also serve TLS on a `secureClientPort` (`secureConnectString`), on ZooKeeper's Netty
    * connection factory: `true` generates certificates ({@link generateTestCertificates}; the
    * server's `certificates`, with `certificates.clientTls` for the session's `tls` option), or
-   * give the server's PEM files. The plain `clientPort` stays. Guide: [TLS](../../docs/security-tls.md).
+   * give the server's PEM files. The plain `clientPort` stays. Guide: [TLS](../../docs/security.md#tls).
    */
   tls?: boolean | ServerTlsFiles;
   /**

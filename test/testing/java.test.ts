@@ -88,6 +88,10 @@ describe('scripts/ensure-zookeeper.mjs', () => {
         `#!/bin/bash\necho "$@" >> "${dir}/calls"\n[ "$1" = install ] && /bin/ln -s "${java}" "${dir}/java" && /bin/ln -s "${javac}" "${dir}/javac"\nexit 0\n`,
       );
       chmodSync(join(dir, 'apt-get'), 0o755);
+      // openssl (for TLS test certificates) is there: only the JDK is missing.
+      const openssl = spawnSync('/bin/sh', ['-c', 'command -v openssl'], { encoding: 'utf8' }).stdout.trim();
+      assert.ok(openssl !== '', 'openssl on this machine');
+      symlinkSync(openssl, join(dir, 'openssl'));
       const env = { PATH: dir };
       const result = run(env);
       if (process.getuid?.() !== 0) {
