@@ -9,7 +9,11 @@ import { ClusterFixture, uniquePath, childrenOf } from '../helpers.js';
 
 const fx = new ClusterFixture();
 
-const nodes = (path: string): Promise<string[]> => childrenOf(fx.observer, path);
+/** The election's nodes, read after a `sync` (the observer's member may lag the one a latch wrote on). */
+async function nodes(path: string): Promise<string[]> {
+  await fx.observer.sync(path).catch(() => undefined);
+  return childrenOf(fx.observer, path);
+}
 
 /**
  * Waits until exactly one of `latches` leads and participants() agrees: the ids of `latches`
@@ -83,5 +87,7 @@ test('killing the ZooKeeper ensemble leader (twice) and closing the latch leader
 
   await Promise.all(latches.map((l) => l.close()));
   assert.equal(current, 0);
-  assert.deepEqual(await nodes(path), []);
+  const left = await nodes(path);
+  const owners = await Promise.all(left.map(async (n) => `${n} owned by 0x${(await fx.observer.exists(`${path}/${n}`))?.ephemeralOwner.toString(16)}`));
+  assert.deepEqual(left, [], `left behind: ${owners.join(', ')}; sessions ${sessions.map((s) => `0x${s.sessionId.toString(16)}`).join(', ')}`);
 });
