@@ -87,6 +87,9 @@ test('killing the ZooKeeper ensemble leader (twice) and closing the latch leader
 
   await Promise.all(latches.map((l) => l.close()));
   assert.equal(current, 0);
+  // A latch closed while its session was reconnecting deletes its node in the background
+  // (close() does not wait out an outage): gone soon, never left.
+  await waitFor(async () => (await nodes(path)).length === 0, { timeoutMs: 15_000, message: 'every election node deleted' }).catch(() => undefined);
   const left = await nodes(path);
   const owners = await Promise.all(left.map(async (n) => `${n} owned by 0x${(await fx.observer.exists(`${path}/${n}`))?.ephemeralOwner.toString(16)}`));
   assert.deepEqual(left, [], `left behind: ${owners.join(', ')}; sessions ${sessions.map((s) => `0x${s.sessionId.toString(16)}`).join(', ')}`);
