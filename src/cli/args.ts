@@ -7,7 +7,10 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { constants } from 'node:os';
+import type { SaslOptions } from '../client/sasl.js';
+import type { TlsFiles } from '../client/tls.js';
 import type { AuthInfo } from '../client/types.js';
 
 /** What `zkr` holds while its command runs. @internal */
@@ -40,14 +43,23 @@ export interface ConnectOptions {
   connectTimeoutMs: number;
   /** Credentials (`--auth`, `--auth-file`); never printed. */
   auth: AuthInfo[];
+  /** TLS PEM files (`--tls-ca`, `--tls-cert`, `--tls-key`, `--tls-servername`, else `ZK_TLS_*`); undefined: plain TCP. */
+  tls: TlsFiles | undefined;
+  /** SASL DIGEST-MD5 (`--sasl-user`, password from `--sasl-password-file` or `ZK_SASL_PASSWORD`); the password is never printed. */
+  sasl: SaslOptions | undefined;
   /** Timestamped state changes on stderr. */
   verbose: boolean;
 }
+
+/** The ACL of the nodes `zkr` creates (`--acl`): open to all, or all permissions to our identity only. @internal */
+export type AclChoice = 'open' | 'creator';
 
 /** `zkr lock|semaphore|read|write|elect PATH [OPTIONS] -- CMD ARGS...` (and `elect --observe`). @internal */
 export interface RunCommand extends ConnectOptions {
   /** Which command. */
   kind: 'run';
+  /** The ACL of the nodes created (`--acl`). */
+  acl: AclChoice;
   /** What to hold. */
   mode: Mode;
   /** The recipe's path. */
@@ -104,6 +116,8 @@ export interface QueueCommand extends ConnectOptions {
   kind: 'queue';
   /** What to do. */
   op: QueueOp;
+  /** The ACL of the nodes created (`--acl`). */
+  acl: AclChoice;
   /** The queue's path. */
   path: string;
   /** The item of `put` (else read from stdin). */
@@ -156,6 +170,13 @@ const OPTIONS: Record<string, OptionSpec> = {
   '--connect-timeout': { value: true },
   '--auth': { value: true },
   '--auth-file': { value: true },
+  '--tls-ca': { value: true },
+  '--tls-cert': { value: true },
+  '--tls-key': { value: true },
+  '--tls-servername': { value: true },
+  '--sasl-user': { value: true },
+  '--sasl-password-file': { value: true },
+  '--acl': { value: true, only: ['lock', 'semaphore', 'read', 'write', 'elect', 'queue'] },
   '--verbose': { value: false },
   '--help': { value: false },
   '--timeout': { value: true, only: ['lock', 'semaphore', 'read', 'write', 'elect', 'queue'] },
@@ -223,8 +244,39 @@ function authFromFile(file: string, sub: Subcommand | undefined): AuthInfo[] {
   return lines.map((l) => parseAuth(l, `--auth-file ${file}`, sub));
 }
 
+/** The first line of `--sasl-password-file` (its line ending dropped, nothing else). */
+function passwordFromFile(file: string, sub: Subcommand | undefined): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--sasl-password-file ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`, sub);
+  }
+  const first = text.split(/\r?\n/)[0] ?? '';
+  if (first === '') throw new UsageError(`--sasl-password-file ${file}: its first line (the password) is empty`, sub);
+  return first;
+}
+
+/** `--tls-*` over `ZK_TLS_*`; undefined when neither names a file (plain TCP). */
+function tlsFiles(last: (name: string) => string | undefined, env: NodeJS.ProcessEnv, sub: Subcommand | undefined): TlsFiles | undefined {
+  const pick = (option: string, variable: string): string | undefined => {
+    const v = last(option) ?? (env[variable] || undefined);
+    if (v === '') throw new UsageError(`${option} takes a file name, got an empty one`, sub);
+    return v;
+  };
+  const ca = pick('--tls-ca', 'ZK_TLS_CA');
+  const cert = pick('--tls-cert', 'ZK_TLS_CERT');
+  const key = pick('--tls-key', 'ZK_TLS_KEY');
+  const servername = last('--tls-servername');
+  if (ca === undefined && cert === undefined && key === undefined && servername === undefined) return undefined;
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError('--tls-cert and --tls-key go together: give both (a client certificate and its key) or neither', sub);
+  if (servername !== undefined && (servername === '' || isIP(servername) !== 0)) throw new UsageError(`--tls-servername takes a host name (an IP address is checked from --connect), got "${servername}"`, sub);
+  return { ...(ca !== undefined && { ca }), ...(cert !== undefined && { cert }), ...(key !== undefined && { key }), ...(servername !== undefined && { servername }) };
+}
+
 /**
- * Parses `argv` (without node and the script). `env` supplies `ZK_CONNECT`.
+ * Parses `argv` (without node and the script). `env` supplies `ZK_CONNECT`, `ZK_TLS_CA`,
+ * `ZK_TLS_CERT`, `ZK_TLS_KEY` and `ZK_SASL_PASSWORD`.
  * @throws UsageError for anything wrong, before anything is sent.
  */
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Command {
@@ -292,7 +344,22 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   const sessionTimeoutMs = has('--session-timeout') ? seconds(last('--session-timeout') as string, '--session-timeout', sub) : 10_000;
   if (sessionTimeoutMs < 100) throw new UsageError('--session-timeout must be at least 0.1 seconds', sub);
   const connectTimeoutMs = has('--connect-timeout') ? seconds(last('--connect-timeout') as string, '--connect-timeout', sub) : 15_000;
-  const common: ConnectOptions = { connect, sessionTimeoutMs, connectTimeoutMs, auth, verbose: has('--verbose') };
+  const tls = tlsFiles(last, env, sub);
+  let sasl: SaslOptions | undefined;
+  const saslUser = last('--sasl-user');
+  if (saslUser !== undefined) {
+    if (saslUser === '') throw new UsageError('--sasl-user must not be empty', sub);
+    const file = last('--sasl-password-file');
+    const password = file !== undefined ? passwordFromFile(file, sub) : env.ZK_SASL_PASSWORD;
+    if (password === undefined || password === '') throw new UsageError('--sasl-user needs a password: --sasl-password-file FILE (its first line) or ZK_SASL_PASSWORD (never on the command line)', sub);
+    sasl = { mechanism: 'DIGEST-MD5', username: saslUser, password };
+  } else if (has('--sasl-password-file')) {
+    throw new UsageError('--sasl-password-file goes with --sasl-user NAME', sub);
+  }
+  const common: ConnectOptions = { connect, sessionTimeoutMs, connectTimeoutMs, auth, tls, sasl, verbose: has('--verbose') };
+  const acl = (last('--acl') ?? 'open') as AclChoice;
+  if (acl !== 'open' && acl !== 'creator') throw new UsageError(`--acl takes open or creator, got "${acl}"`, sub);
+  if (acl === 'creator' && auth.length === 0 && sasl === undefined) throw new UsageError('--acl creator needs an identity to grant: give --auth, --auth-file or --sasl-user', sub);
 
   let timeoutMs: number | undefined = has('--timeout') ? seconds(last('--timeout') as string, '--timeout', sub) : undefined;
   if (has('--nonblock')) {
@@ -315,7 +382,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     if (qpath === undefined || !qpath.startsWith('/') || qpath === '/' || qpath.endsWith('/')) throw new UsageError(`zkr queue ${op} needs an absolute PATH`, sub);
     const extra = positional.slice(op === 'put' ? 4 : 3);
     if (extra.length > 0 || command !== undefined) throw new UsageError(`unexpected argument "${extra[0] ?? '--'}"`, sub);
-    return { kind: 'queue', ...common, op, path: qpath, data: op === 'put' ? positional[3] : undefined, timeoutMs, conflictExitCode, json: has('--json') };
+    return { kind: 'queue', ...common, op, acl, path: qpath, data: op === 'put' ? positional[3] : undefined, timeoutMs, conflictExitCode, json: has('--json') };
   }
   if (sub === 'inspect' || sub === 'watch' || (sub === 'elect' && has('--observe'))) {
     const p = needPath();
@@ -343,6 +410,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   return {
     kind: 'run',
     ...common,
+    acl,
     mode,
     path: p,
     timeoutMs,

@@ -24,6 +24,8 @@ export const EXIT = {
   lost: 75,
   /** ZooKeeper refused us: authentication failed, or no permission on the path (EX_NOPERM). */
   noPermission: 77,
+  /** The TLS handshake was refused (a CA, certificate, key or host name that does not match; a plain port) (EX_CONFIG). */
+  config: 78,
   /** The command was found but could not be run (as the shell says it). */
   cannotExecute: 126,
   /** The command was not found (as the shell says it). */

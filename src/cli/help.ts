@@ -15,6 +15,13 @@ ZooKeeper:
   --auth SCHEME:CREDS     authenticate, e.g. digest:user:password (repeatable; shows in ps:
                           prefer --auth-file)
   --auth-file FILE        read SCHEME:CREDS lines from FILE; credentials are never printed
+  --sasl-user NAME        SASL DIGEST-MD5 as NAME; the password is the first line of
+                          --sasl-password-file FILE, else $ZK_SASL_PASSWORD
+  --tls-ca FILE           connect over TLS (to the secureClientPort), trusting this CA (PEM)
+  --tls-cert FILE         with --tls-key: our client certificate and its key (PEM)
+  --tls-key FILE          (any --tls-* option turns TLS on; default $ZK_TLS_CA,
+                          $ZK_TLS_CERT, $ZK_TLS_KEY); a refused handshake exits 78
+  --tls-servername NAME   the host name the server's certificate must be issued for
   -v, --verbose           timestamped state changes on stderr
   -h, --help              this text`;
 
@@ -26,6 +33,8 @@ Waiting:
                           exit code when busy or timed out (default 1)
   --id ID                 participant id stored in our node (default hostname:pid)
   --status-file FILE      keep the state there: waiting, held, lost, released
+  --acl open|creator      ACL of the nodes created: open to all (default), or all
+                          permissions to our --auth/SASL identity only
 
 Running:
   --shell                 run CMD ARGS... as one line through /bin/sh -c
@@ -45,7 +54,8 @@ the group while it runs; while zkr waits they end the wait (exit 128+N).
 
 Exit: the command's code (128+N if signal N ended it); 1 (-E) busy or timed out;
 75 lost while running; 64 usage; 65 the path holds another recipe; 69 ZooKeeper
-unreachable; 77 no permission; 126/127 the command cannot run / was not found.
+unreachable; 77 no permission or authentication refused; 78 TLS refused;
+126/127 the command cannot run / was not found.
 See docs/cli.md.`;
 
 const TEXTS: Record<Subcommand | 'zkr', string> = {
@@ -110,6 +120,7 @@ ${CONNECT}`,
        zkr queue size PATH              print the number of items waiting
        zkr queue dead-letters PATH      print the dead letters
   --json                  JSON output
+  --acl open|creator      ACL of the nodes created (default open; creator: our identity only)
 ${CONNECT}`,
   watch: `usage: zkr watch PATH [--json]
 

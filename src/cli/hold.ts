@@ -16,7 +16,7 @@ import { Mutex } from '../mutex/mutex.js';
 import { ReadWriteLock } from '../rwlock/rwlock.js';
 import { Semaphore } from '../semaphore/semaphore.js';
 import type { RunCommand } from './args.js';
-import { describeFailure, ExitError, openSession, SignalStop } from './connect.js';
+import { describeFailure, ExitError, openSession, recipeAcl, SignalStop } from './connect.js';
 import { EXIT, signalExitCode } from './exit-codes.js';
 import { graceMisfit } from './guard.js';
 import { Reporter } from './report.js';
@@ -54,7 +54,7 @@ function participantId(cmd: RunCommand): string {
 
 /** Waits for a lock-like grant; null when busy (`-n`). */
 async function acquireLock(cmd: RunCommand, session: ZkSession, signal: AbortSignal): Promise<LockHandle | null> {
-  const options: LockOptions = { participantId: participantId(cmd), watchOwnNode: true, lossPolicy: 'lost' };
+  const options: LockOptions = { participantId: participantId(cmd), watchOwnNode: true, lossPolicy: 'lost', ...recipeAcl(cmd.acl) };
   const recipe =
     cmd.mode === 'lock'
       ? new Mutex(session, cmd.path, options)
@@ -73,7 +73,7 @@ async function acquireLock(cmd: RunCommand, session: ZkSession, signal: AbortSig
 /** One election term at most: entered, elected (or busy/timed out: null), the latch to close after. */
 async function elect(cmd: RunCommand, session: ZkSession, signal: AbortSignal): Promise<{ latch: LeaderLatch; grant: Grant | null }> {
   const id = participantId(cmd);
-  const latch = new LeaderLatch(session, cmd.path, { participantId: id, policy: 'lost', watchOwnNode: true });
+  const latch = new LeaderLatch(session, cmd.path, { participantId: id, policy: 'lost', watchOwnNode: true, ...recipeAcl(cmd.acl) });
   const deadline = cmd.timeoutMs === undefined || cmd.timeoutMs === 0 ? undefined : performance.now() + cmd.timeoutMs;
   const left = (): { timeoutMs?: number } => (deadline === undefined ? {} : { timeoutMs: Math.max(0, Math.round(deadline - performance.now())) });
   try {

@@ -9,6 +9,7 @@
 import { OperationTimeoutError } from '../errors.js';
 import { DistributedQueue } from '../queue/queue.js';
 import type { QueueCommand } from './args.js';
+import { recipeAcl } from './connect.js';
 import { out, withSession } from './with-session.js';
 
 async function readStdin(): Promise<Buffer> {
@@ -20,7 +21,7 @@ async function readStdin(): Promise<Buffer> {
 /** Runs `zkr queue`. @internal */
 export function runQueue(cmd: QueueCommand): Promise<number> {
   return withSession(cmd, `queue ${cmd.op} ${cmd.path}`, async (session, signal) => {
-    const queue = new DistributedQueue(session, cmd.path);
+    const queue = new DistributedQueue(session, cmd.path, recipeAcl(cmd.acl));
     try {
       switch (cmd.op) {
         case 'put': {
