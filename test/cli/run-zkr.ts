@@ -32,7 +32,8 @@ export class ZkrRun {
 
   /** `stdin`: written to zkr's stdin, which is then closed; `keepStdin`: a pipe left open (end it with `child.stdin.end()`). */
   constructor(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { stdin?: string; keepStdin?: boolean } = {}) {
-    const { ZK_CONNECT: _, ...rest } = process.env;
+    // zkr's own variables come only from the test.
+    const { ZK_CONNECT: _c, ZK_SASL_PASSWORD: _p, ZK_TLS_CA: _a, ZK_TLS_CERT: _t, ZK_TLS_KEY: _k, ...rest } = process.env;
     this.child = spawn(ZKR, args, { cwd: REPO, env: { ...rest, ...env }, stdio: [options.stdin === undefined && !options.keepStdin ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (options.stdin !== undefined) this.child.stdin?.end(options.stdin);
     this.child.stdout?.setEncoding('utf8').on('data', (d: string) => {

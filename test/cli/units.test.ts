@@ -1,5 +1,8 @@
 // zkr's pure parts, without a server: the timing rule's numbers and the command line's parsing.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseArgs, UsageError, type RunCommand } from '../../src/cli/args.js';
 import { graceMisfit, killMarginMs, suspensionBudgetMs, suspensionDeadline } from '../../src/cli/guard.js';
@@ -60,6 +63,31 @@ describe('zkr command line', () => {
     );
   });
 
+  it('turns TLS on with any --tls-* option (else ZK_TLS_*), SASL with --sasl-user and a password from a file or ZK_SASL_PASSWORD, and takes --acl', () => {
+    assert.equal(run(['lock', '/p', '--', 'x']).tls, undefined);
+    assert.deepEqual(run(['lock', '/p', '--tls-ca', 'ca.pem', '--', 'x']).tls, { ca: 'ca.pem' });
+    assert.deepEqual(run(['lock', '/p', '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--tls-servername', 'zk.example', '--', 'x'], { ZK_TLS_CA: 'env-ca.pem' }).tls, {
+      ca: 'env-ca.pem',
+      cert: 'c.pem',
+      key: 'k.pem',
+      servername: 'zk.example',
+    });
+    assert.deepEqual(run(['lock', '/p', '--tls-ca', 'ca.pem', '--', 'x'], { ZK_TLS_CA: 'env-ca.pem' }).tls, { ca: 'ca.pem' });
+    assert.equal(run(['lock', '/p', '--', 'x'], { ZK_SASL_PASSWORD: 'pw' }).sasl, undefined);
+    assert.deepEqual(run(['lock', '/p', '--sasl-user', 'alice', '--', 'x'], { ZK_SASL_PASSWORD: 'pw' }).sasl, { mechanism: 'DIGEST-MD5', username: 'alice', password: 'pw' });
+    const dir = mkdtempSync(join(tmpdir(), 'zkr-units-'));
+    try {
+      const file = join(dir, 'pw');
+      writeFileSync(file, 'from file \r\nsecond\n');
+      assert.equal(run(['lock', '/p', '--sasl-user', 'alice', '--sasl-password-file', file, '--', 'x'], { ZK_SASL_PASSWORD: 'env' }).sasl?.password, 'from file ');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.equal(run(['lock', '/p', '--', 'x']).acl, 'open');
+    assert.equal(run(['lock', '/p', '--acl', 'creator', '--auth', 'digest:u:p', '--', 'x']).acl, 'creator');
+    assert.equal(run(['lock', '/p', '--acl', 'creator', '--sasl-user', 'alice', '--', 'x'], { ZK_SASL_PASSWORD: 'pw' }).acl, 'creator');
+  });
+
   it('refuses what is wrong, naming it', () => {
     for (const [args, pattern] of [
       [['lock', '/p', '-n', '-w', '3', '--', 'x'], /exclude each other/],
@@ -70,8 +98,17 @@ describe('zkr command line', () => {
       [['queue', 'pop', '/q'], /put, take, size, dead-letters/],
       [['inspect', '/p', '--', 'x'], /runs no command/],
       [['elect', '/p', '--observe', '--requeue'], /runs no command|needs/],
+      [['lock', '/p', '--tls-cert', 'c.pem', '--', 'x'], /--tls-cert and --tls-key go together/],
+      [['lock', '/p', '--tls-servername', '127.0.0.1', '--', 'x'], /--tls-servername takes a host name/],
+      [['lock', '/p', '--sasl-user', 'alice', '--', 'x'], /needs a password: --sasl-password-file FILE .* or ZK_SASL_PASSWORD/],
+      [['lock', '/p', '--sasl-password-file', '/nonexistent', '--', 'x'], /goes with --sasl-user/],
+      [['lock', '/p', '--sasl-user', 'alice', '--sasl-password-file', '/nonexistent/pw', '--', 'x'], /cannot read it \(ENOENT\)/],
+      [['lock', '/p', '--acl', 'creator', '--', 'x'], /--acl creator needs an identity/],
+      [['lock', '/p', '--acl', 'world', '--', 'x'], /--acl takes open or creator/],
+      [['inspect', '/p', '--acl', 'open'], /--acl is not an option of zkr inspect/],
+      [['elect', '/p', '--observe', '--acl', 'open'], /--acl is not an option of zkr elect --observe/],
     ] as const) {
-      assert.throws(() => parseArgs([...args]), (err: unknown) => err instanceof UsageError && pattern.test(err.message), args.join(' '));
+      assert.throws(() => parseArgs([...args], {}), (err: unknown) => err instanceof UsageError && pattern.test(err.message), args.join(' '));
     }
   });
 });
