@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     console.log(`usage: npm run chaos -- [--seconds 60] [--seed N] [--out DIR] [--session-timeout 4000]
        [--workloads mutex,semaphore,rwlock,latch,selector,queue-at-most-once,queue-at-least-once,cache,zkr,double-barrier,shared-count,persistent-node,atomic,group,multilock,discovery]
        [--clients N (per workload)] [--faults kind=weight,...] [--quiet]
-       [--tls]: the clients' sessions over TLS (generated certificates; zkr is left out)
+       [--tls]: the clients' sessions over TLS (generated certificates; zkr's too)
          (--faults '*=0,delete-waiter=3': every kind off first, then only delete-waiter)
        [--recheck DIR/report.json]: check a recorded history again (prints, writes nothing)
        [--ci]: the CI preset (90 s, seed ${CI_SEED}, 18 clients) unless overridden
@@ -72,14 +72,10 @@ fault kinds: ${Object.keys(DEFAULT_FAULT_WEIGHTS).join(', ')} (weight 0 disables
       process.exit(2);
     }
   }
-  if (values.tls && values.workloads !== undefined && chosen.includes('zkr')) {
-    console.error('--tls: the zkr workload has no TLS (the command line tool connects in plain); leave it out of --workloads');
-    process.exit(2);
-  }
   const perWorkload = int(values.clients, 'clients');
   const counts: Readonly<Record<WorkloadKind, number>> = values.ci ? CI_CLIENT_COUNTS : DEFAULT_CLIENT_COUNTS;
   const named = values.workloads !== undefined;
-  const clients = Object.fromEntries(kinds.map((k) => [k, chosen.includes(k) && !(values.tls && k === 'zkr') ? (perWorkload ?? (counts[k] || (named ? (OPT_IN_CLIENT_COUNTS[k] ?? 0) : 0))) : 0]));
+  const clients = Object.fromEntries(kinds.map((k) => [k, chosen.includes(k) ? (perWorkload ?? (counts[k] || (named ? (OPT_IN_CLIENT_COUNTS[k] ?? 0) : 0))) : 0]));
   const faults: Partial<Record<FaultKind, number>> = {};
   for (const pair of values.faults?.split(',') ?? []) {
     const [kind = '', weight = ''] = pair.split('=');

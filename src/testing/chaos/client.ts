@@ -57,7 +57,7 @@ process.on('message', (m: RunnerMessage) => {
         const resource = await FencedResourceClient.connect(config.resourcePort, config.name);
         try {
           const random = new SeededRandom(config.seed);
-          await WORKLOADS[config.workload.kind]({ name: config.name, session, ...(second && { second }), ...(config.role !== undefined && { role: config.role }), spec: config.workload, random, recorder, resource, drain: drain.signal, stop: stop.signal });
+          await WORKLOADS[config.workload.kind]({ name: config.name, session, ...(second && { second }), ...(config.role !== undefined && { role: config.role }), ...(config.tlsFiles && { tlsFiles: config.tlsFiles }), spec: config.workload, random, recorder, resource, drain: drain.signal, stop: stop.signal });
         } finally {
           resource.close();
         }

@@ -60,6 +60,8 @@ export interface SpawnOptions {
   resourcePort: number;
   /** Over TLS: the client's `tls` option (PEM text); its proxies then forward to the members' TLS ports. */
   tls?: ClientConfig['tls'];
+  /** Over TLS: the PEM files of `tls` (for `zkr`). */
+  tlsFiles?: ClientConfig['tlsFiles'];
   /** Seed of the client's own random stream. */
   seed: number;
   /** A file descriptor for the client's stdout and stderr. */
@@ -103,6 +105,7 @@ export class ChaosClientProcess {
       sessions: plan.sessions,
       ...(plan.role !== undefined && { role: plan.role }),
       ...(options.tls && { tls: options.tls }),
+      ...(options.tlsFiles && { tlsFiles: options.tlsFiles }),
     };
     const script = join(moduleDir(), 'client.js');
     const child = fork(script, [JSON.stringify(config)], { stdio: ['ignore', options.logFd, options.logFd, 'ipc'] });

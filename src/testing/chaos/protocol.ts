@@ -26,6 +26,8 @@ export interface ClientConfig {
   role?: CacheRole;
   /** Connect over TLS (`--tls`): the session's `tls` option, PEM text (the proxies forward to the members' TLS ports). */
   tls?: { ca: string; cert: string; key: string };
+  /** Over TLS: the same CA and client certificate as PEM files, for the `zkr` workload's `--tls-ca`, `--tls-cert`, `--tls-key`. */
+  tlsFiles?: { ca: string; cert: string; key: string };
 }
 
 /** Runner to client. */

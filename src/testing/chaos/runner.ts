@@ -50,8 +50,8 @@ export interface RunChaosOptions {
   slackMs?: number;
   /**
    * Run the clients' sessions over TLS (`--tls`): the members serve a `secureClientPort` with
-   * generated certificates, and every client's proxies forward to it. Default false. The `zkr`
-   * workload (the command line tool has no TLS option) must then have no clients.
+   * generated certificates, and every client's proxies forward to it (the `zkr` workload's
+   * `zkr` too, with `--tls-ca`, `--tls-cert` and `--tls-key`). Default false.
    */
   tls?: boolean;
 }
@@ -107,7 +107,6 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
   const log = checkOptionalFunction(o.log, 'runChaos options.log') ?? (() => undefined);
   const slackMs = o.slackMs === undefined ? 0 : checkNumber(o.slackMs, 'runChaos options.slackMs', 0);
   need(o.tls === undefined || typeof o.tls === 'boolean', `runChaos options.tls must be a boolean, got ${describe(o.tls)}`);
-  need(!o.tls || !counts.zkr, 'runChaos options.tls: the zkr workload has no TLS (the command line tool connects in plain); give it 0 clients');
   const random = new SeededRandom(seed);
   // The runner follows grants and ends to aim partitions at holders (and isolations at their
   // sessions' members), and each session's state (by client and session id) for forced expiry.
@@ -130,8 +129,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     },
   });
   const base = `/chaos/run-${seed}-${randomBytes(3).toString('hex')}`;
-  // Over TLS the default mix goes without zkr (see the tls option).
-  const { workloads, clients: planned } = planWorkloads(base, o.tls && o.clients === undefined ? { ...DEFAULT_CLIENT_COUNTS, zkr: 0 } : options.clients);
+  const { workloads, clients: planned } = planWorkloads(base, options.clients);
   const history: ChaosHistory = {
     version: 1,
     meta: { seed, seconds, startedAt: chaosNow(), endedAt: 0, sessionTimeoutMs: T, clients: planned.map((c) => ({ name: c.name, workload: c.workload.name, sessions: c.sessions, ...(c.role !== undefined && { role: c.role }) })), workloads, members: [] },
@@ -153,6 +151,8 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     // holders' sessions to expire on the leader while they still hear from the follower.
     cluster = await TestingCluster.start(3, { memberLinks: true, syncLimit: Math.max(25, Math.ceil((1.6 * T) / TICK_MS)), tickTime: TICK_MS, ...(o.tls && { tls: true }) });
     const clientTls = cluster.certificates && pemTexts(cluster.certificates.clientTls);
+    const certs = cluster.certificates;
+    const clientTlsFiles = certs && { ca: certs.ca.cert, cert: certs.client.cert, key: certs.client.key };
     const ensemble = cluster;
     history.meta.members = ensemble.members.map((m) => m.id);
     resource = await FencedResource.start((e) => recorder.add(e));
@@ -178,7 +178,7 @@ export async function runChaos(options: RunChaosOptions = {}): Promise<ChaosRunR
     }
     log('chaos: starting the clients');
     for (const plan of planned) {
-      fleet.push(await ChaosClientProcess.spawn(plan, { cluster: ensemble, recorder, sessionTimeoutMs: T, resourcePort: resource.port, seed: random.fork(plan.name).seed, logFd, ...(clientTls && { tls: clientTls }) }));
+      fleet.push(await ChaosClientProcess.spawn(plan, { cluster: ensemble, recorder, sessionTimeoutMs: T, resourcePort: resource.port, seed: random.fork(plan.name).seed, logFd, ...(clientTls && { tls: clientTls }), ...(clientTlsFiles && { tlsFiles: clientTlsFiles }) }));
     }
     for (const c of fleet) c.send({ cmd: 'start' });
     const { locks, weights } = lockFaults(workloads, options.faults);

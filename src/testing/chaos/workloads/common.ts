@@ -23,6 +23,8 @@ export interface WorkloadContext {
   spec: WorkloadSpec;
   /** For the cache workload: what this client does. */
   role?: CacheRole;
+  /** Over TLS: the CA and client certificate as PEM files (the `zkr` workload passes them to `zkr`). */
+  tlsFiles?: { ca: string; cert: string; key: string };
   /** The client's random stream (a flow's own, forked from it, in {@link FlowContext}). */
   random: SeededRandom;
   /** Records this client's events. */

@@ -56,6 +56,12 @@ function chaosTime(iso: string, wallMinusChaos: number): number {
   return Date.parse(iso) - wallMinusChaos;
 }
 
+/** Over TLS, zkr's options for the client's CA and certificate (its proxies forward to the TLS ports). */
+function tlsArgs(ctx: WorkloadContext): string[] {
+  const f = ctx.tlsFiles;
+  return f ? ['--tls-ca', f.ca, '--tls-cert', f.cert, '--tls-key', f.key] : [];
+}
+
 /** One `zkr lock` run: its grant and end recorded from its own stamps. */
 async function once(ctx: WorkloadContext, attempt: string): Promise<void> {
   const workload = ctx.spec.name;
@@ -65,7 +71,7 @@ async function once(ctx: WorkloadContext, attempt: string): Promise<void> {
   ctx.recorder.record({ type: 'wait', workload, attempt, leases: 1, mode: 'exclusive' });
   const child = spawn(
     process.execPath,
-    [zkrBin(), 'lock', ctx.spec.path, '-v', '--id', attempt, '--connect', ctx.session.connectString, '--session-timeout', String(T / 1000), '--kill-grace', String(Math.min(0.3, T / 20000)), '-w', '10', '--', 'sleep', String(holdMs(ctx) / 1000)],
+    [zkrBin(), 'lock', ctx.spec.path, '-v', '--id', attempt, '--connect', ctx.session.connectString, '--session-timeout', String(T / 1000), '--kill-grace', String(Math.min(0.3, T / 20000)), '-w', '10', ...tlsArgs(ctx), '--', 'sleep', String(holdMs(ctx) / 1000)],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let granted = false;
