@@ -7,7 +7,7 @@ import { ZkSession, type SessionOptions } from '../src/client/index.js';
 import { NoNodeError } from '../src/errors.js';
 import type { ConnectionState } from '../src/client/types.js';
 import { after, before } from 'node:test';
-import { ChaosProxy, TestingCluster, TestingServer, waitFor, withTimeout, type TestingServerOptions } from '../src/testing/index.js';
+import { ChaosProxy, TestingCluster, TestingServer, waitFor, withTimeout, type TestingClusterOptions, type TestingServerOptions } from '../src/testing/index.js';
 
 /** Child names of `path` as `session` sees them, sorted; [] when it does not exist. */
 export async function childrenOf(session: ZkSession, path: string): Promise<string[]> {
@@ -160,10 +160,10 @@ export class ClusterFixture {
   readonly pool = new SessionPool();
   readonly proxies: ChaosProxy[] = [];
 
-  /** Registers the `before` and `after` hooks of the file. */
-  constructor() {
+  /** Registers the `before` and `after` hooks of the file; `options` go to the ensemble (member links, TLS). */
+  constructor(options: TestingClusterOptions = {}) {
     before(async () => {
-      this.cluster = await TestingCluster.start(3);
+      this.cluster = await TestingCluster.start(3, options);
       this.observer = await this.pool.connect(this.cluster.connectString, { sessionTimeoutMs: 30000 });
     });
     after(async () => {

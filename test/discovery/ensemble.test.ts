@@ -3,30 +3,13 @@
 // it (what the guide promises of `sync`); the member a registered instance's session is on is
 // killed: the session moves, the instance stays, and a cache on another member never sees it go.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ServiceDiscovery, type ServiceInstance } from '../../src/discovery/index.js';
 import type { ZkSession } from '../../src/client/session.js';
-import { ChaosProxy, TestingCluster, waitFor } from '../../src/testing/index.js';
-import { SessionPool, uniquePath } from '../helpers.js';
+import { waitFor } from '../../src/testing/index.js';
+import { ClusterFixture, uniquePath } from '../helpers.js';
 
-let cluster: TestingCluster;
-const pool = new SessionPool();
-const proxies: ChaosProxy[] = [];
-
-before(async () => {
-  cluster = await TestingCluster.start(3, { memberLinks: true });
-});
-after(async () => {
-  await pool.closeAll();
-  await Promise.all(proxies.map((p) => p.close()));
-  await cluster?.close();
-});
-
-async function proxyTo(port: number): Promise<ChaosProxy> {
-  const p = await ChaosProxy.start({ targetPort: port });
-  proxies.push(p);
-  return p;
-}
+const fx = new ClusterFixture({ memberLinks: true });
 
 async function started(s: ZkSession, basePath: string): Promise<ServiceDiscovery> {
   const d = new ServiceDiscovery(s, { basePath });
@@ -38,17 +21,17 @@ const ids = (list: readonly ServiceInstance<unknown>[]): string[] => list.map((i
 
 describe('ServiceDiscovery on an ensemble', () => {
   test('a query through a lagging follower misses a fresh registration; with sync: true it sees it', async () => {
-    const leader = await cluster.waitForQuorum();
-    const [lagging] = cluster.members.filter((m) => m.id !== leader);
+    const leader = await fx.cluster.waitForQuorum();
+    const [lagging] = fx.cluster.members.filter((m) => m.id !== leader);
     assert.ok(lagging);
-    const leaderMember = cluster.member(leader);
-    const writer = await pool.connect(`127.0.0.1:${leaderMember.port}`, { sessionTimeoutMs: 10_000 });
-    const reader = await pool.connect(`127.0.0.1:${lagging.port}`, { sessionTimeoutMs: 10_000 });
+    const leaderMember = fx.cluster.member(leader);
+    const writer = await fx.pool.connect(`127.0.0.1:${leaderMember.port}`, { sessionTimeoutMs: 10_000 });
+    const reader = await fx.pool.connect(`127.0.0.1:${lagging.port}`, { sessionTimeoutMs: 10_000 });
     const base = uniquePath('disc-lag');
     const w = await started(writer, base);
     const r = await started(reader, base);
     try {
-      cluster.delayLinks(lagging.id, 1500);
+      fx.cluster.delayLinks(lagging.id, 1500);
       // The leader and the other follower make the quorum: acknowledged at once, the lagging
       // follower learns of it 1.5 s later at the earliest.
       await w.register({ name: 'api', id: 'fresh', port: 1 }, { timeoutMs: 10_000 });
@@ -56,21 +39,21 @@ describe('ServiceDiscovery on an ensemble', () => {
       assert.deepEqual(ids(await r.queryForInstances('api', { sync: true, timeoutMs: 20_000 })), ['fresh']);
       assert.equal((await r.queryForInstance('api', 'fresh', { sync: true, timeoutMs: 20_000 }))?.port, 1);
     } finally {
-      cluster.delayLinks(lagging.id, 0);
+      fx.cluster.delayLinks(lagging.id, 0);
       await w.close();
       await r.close();
     }
   });
 
   test('the member a registration\'s session is on is killed: the session moves, the instance stays, a cache elsewhere never sees it go', async () => {
-    const leader = await cluster.waitForQuorum();
-    const [first, second] = cluster.members.filter((m) => m.id !== leader && m.running);
+    const leader = await fx.cluster.waitForQuorum();
+    const [first, second] = fx.cluster.members.filter((m) => m.id !== leader && m.running);
     assert.ok(first && second);
-    const viaFirst = await proxyTo(first.port);
-    const viaSecond = await proxyTo(second.port);
+    const viaFirst = await fx.proxyTo(first.port);
+    const viaSecond = await fx.proxyTo(second.port);
     viaSecond.reject(true);
-    const s = await pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { sessionTimeoutMs: 6000 });
-    const o = await pool.connect(`127.0.0.1:${cluster.member(leader).port}`, { sessionTimeoutMs: 30_000 });
+    const s = await fx.pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { sessionTimeoutMs: 6000 });
+    const o = await fx.pool.connect(`127.0.0.1:${fx.cluster.member(leader).port}`, { sessionTimeoutMs: 30_000 });
     const base = uniquePath('disc-kill');
     const d = await started(s, base);
     const watcher = await started(o, base);
@@ -82,7 +65,7 @@ describe('ServiceDiscovery on an ensemble', () => {
     await waitFor(() => ids(cache.instances).join() === 'stays', { timeoutMs: 15_000, message: 'the cache sees it' });
     const session = s.sessionId;
     const czxid = (await o.exists(`${base}/api/stays`))?.czxid;
-    await cluster.kill(first.id);
+    await fx.cluster.kill(first.id);
     viaFirst.reject(true);
     viaSecond.reject(false);
     await waitFor(() => s.state === 'RECONNECTED' || s.state === 'CONNECTED', { timeoutMs: 20_000, message: 'reconnected to the other follower' });
@@ -94,6 +77,6 @@ describe('ServiceDiscovery on an ensemble', () => {
     await d.close();
     await waitFor(() => cache.instances.length === 0, { timeoutMs: 15_000, message: 'gone at close' });
     await watcher.close();
-    await cluster.restart(first.id);
+    await fx.cluster.restart(first.id);
   });
 });

@@ -4,47 +4,29 @@
 // is reported once per streak as an `error` event while the session retries with its backoff,
 // then reconnects to a good member with the same session.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { TlsError, type ZkSession } from '../../src/index.js';
-import { ChaosProxy, TestingCluster, TestingServer, waitFor, withTimeout, type TestCertificates } from '../../src/testing/index.js';
-import { nextState, SessionPool, uniquePath } from '../helpers.js';
+import { describe, test } from 'node:test';
+import { TlsError } from '../../src/index.js';
+import { TestingServer, waitFor, withTimeout, type TestCertificates } from '../../src/testing/index.js';
+import { ClusterFixture, nextState, uniquePath } from '../helpers.js';
 
-let cluster: TestingCluster;
-let certs: TestCertificates;
-const pool = new SessionPool();
-const proxies: ChaosProxy[] = [];
-
-before(async () => {
-  cluster = await TestingCluster.start(3, { tls: true });
-  certs = cluster.certificates as TestCertificates;
-});
-after(async () => {
-  await pool.closeAll();
-  await Promise.all(proxies.map((p) => p.close()));
-  await cluster?.close();
-});
-
-async function proxyTo(port: number): Promise<ChaosProxy> {
-  const p = await ChaosProxy.start({ targetPort: port });
-  proxies.push(p);
-  return p;
-}
+const fx = new ClusterFixture({ tls: true });
+const certs = (): TestCertificates => fx.cluster.certificates as TestCertificates;
 
 describe('TLS on an ensemble', () => {
   test('the member a TLS session is on is killed: it moves over TLS, same session, watches kept', async () => {
-    const leader = await cluster.waitForQuorum();
-    const [first, second] = cluster.members.filter((m) => m.id !== leader && m.running);
+    const leader = await fx.cluster.waitForQuorum();
+    const [first, second] = fx.cluster.members.filter((m) => m.id !== leader && m.running);
     assert.ok(first?.securePort && second?.securePort);
-    const viaFirst = await proxyTo(first.securePort);
-    const viaSecond = await proxyTo(second.securePort);
+    const viaFirst = await fx.proxyTo(first.securePort);
+    const viaSecond = await fx.proxyTo(second.securePort);
     viaSecond.reject(true);
-    const s = await pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { tls: certs.clientTls, sessionTimeoutMs: 6000 });
-    const observer = await pool.connect(cluster.secureConnectString, { tls: certs.clientTls, sessionTimeoutMs: 20_000 });
+    const s = await fx.pool.connect(`${viaFirst.connectString},${viaSecond.connectString}`, { tls: certs().clientTls, sessionTimeoutMs: 6000 });
+    const observer = await fx.pool.connect(fx.cluster.secureConnectString, { tls: certs().clientTls, sessionTimeoutMs: 20_000 });
     const path = uniquePath('tls-move');
     await observer.mkdirp(path);
     const watched = await s.getDataWatch(path);
     const id = s.sessionId;
-    await cluster.kill(first.id);
+    await fx.cluster.kill(first.id);
     viaFirst.reject(true);
     viaSecond.reject(false);
     await waitFor(() => s.state === 'RECONNECTED' || s.state === 'CONNECTED', { timeoutMs: 20_000, message: 'moved to the second member' });
@@ -53,18 +35,18 @@ describe('TLS on an ensemble', () => {
     assert.equal((await withTimeout(watched.changed, 10_000, 'the watch fires')).type, 'NODE_DATA_CHANGED');
     assert.equal((await s.getData(path)).data.toString(), 'changed');
     await observer.deleteRecursive(path);
-    await cluster.restart(first.id);
+    await fx.cluster.restart(first.id);
   });
 
   test('refused by TLS after it connected: reported once per streak, retried with backoff, back on a good member with the same session', async () => {
-    await using expired = await TestingServer.start({ tls: certs.expiredServerTls });
-    const leader = await cluster.waitForQuorum();
-    const good = cluster.members.find((m) => m.id !== leader && m.running);
+    await using expired = await TestingServer.start({ tls: certs().expiredServerTls });
+    const leader = await fx.cluster.waitForQuorum();
+    const good = fx.cluster.members.find((m) => m.id !== leader && m.running);
     assert.ok(good?.securePort && expired.securePort);
-    const viaGood = await proxyTo(good.securePort);
-    const viaExpired = await proxyTo(expired.securePort);
+    const viaGood = await fx.proxyTo(good.securePort);
+    const viaExpired = await fx.proxyTo(expired.securePort);
     viaExpired.reject(true);
-    const s = await pool.connect(`${viaGood.connectString},${viaExpired.connectString}`, { tls: certs.clientTls, sessionTimeoutMs: 8000 });
+    const s = await fx.pool.connect(`${viaGood.connectString},${viaExpired.connectString}`, { tls: certs().clientTls, sessionTimeoutMs: 8000 });
     const errors: Error[] = [];
     s.on('error', (e) => errors.push(e));
     const id = s.sessionId;
