@@ -387,9 +387,9 @@ export class LockDriver {
   }
 
   /** Lists the queue, sorted (for participants()). */
-  async queue(): Promise<QueueNode[]> {
+  async queue(signal?: AbortSignal): Promise<QueueNode[]> {
     try {
-      return sortChildren((await this.session.getChildren(this.dir)).children, this.spec.kinds);
+      return sortChildren((await this.session.getChildren(this.dir, signal ? { signal } : {})).children, this.spec.kinds);
     } catch (err) {
       if (err instanceof NoNodeError) return [];
       throw err;

@@ -8,6 +8,8 @@ import { hostname } from 'node:os';
 import { Mutex as AsyncMutex } from 'async-mutex';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
+import type { WaitOptions } from '../client/lifecycle.js';
+import { boundedCall } from '../client/bounded.js';
 import type { Acl, ConnectionState, Stat } from '../client/types.js';
 import { optionalAcl } from '../client/acl.js';
 import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
@@ -381,23 +383,28 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     return runHolding(handle, fn);
   }
 
-  /** Holders and waiters in queue order, with their participant ids and czxids. */
-  async participants(): Promise<Participant[]> {
+  /**
+   * Holders and waiters in queue order, with their participant ids and czxids. Rejects with
+   * `OperationTimeoutError` after `timeoutMs`, or the signal's reason when it aborts.
+   */
+  async participants(options: WaitOptions = {}): Promise<Participant[]> {
     this.assertOpen();
     const driver = this.queueDriver;
-    const queue = await driver.queue();
-    const nodes = await Promise.all(
-      queue.map((n) =>
-        this.session.getData(`${driver.dir}/${n.name}`).then(
-          (d) => ({ id: d.data.toString('utf8'), path: `${driver.dir}/${n.name}`, czxid: d.stat.czxid }),
-          (err: unknown) => {
-            if (err instanceof NoNodeError) return undefined;
-            throw err;
-          },
+    return boundedCall(options, 'participants', driver.dir, async (signal) => {
+      const queue = await driver.queue(signal);
+      const nodes = await Promise.all(
+        queue.map((n) =>
+          this.session.getData(`${driver.dir}/${n.name}`, { signal }).then(
+            (d) => ({ id: d.data.toString('utf8'), path: `${driver.dir}/${n.name}`, czxid: d.stat.czxid }),
+            (err: unknown) => {
+              if (err instanceof NoNodeError) return undefined;
+              throw err;
+            },
+          ),
         ),
-      ),
-    );
-    return nodes.flatMap((n, i) => (n ? [{ ...n, fencingToken: nodes[this.tokenNodeAt(queue, i)]?.czxid ?? n.czxid, isHolder: this.holds(queue, i) }] : []));
+      );
+      return nodes.flatMap((n, i) => (n ? [{ ...n, fencingToken: nodes[this.tokenNodeAt(queue, i)]?.czxid ?? n.czxid, isHolder: this.holds(queue, i) }] : []));
+    });
   }
 
   /** Handles of this instance that are currently held. */

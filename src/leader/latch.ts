@@ -6,6 +6,8 @@
 import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
+import type { WaitOptions } from '../client/lifecycle.js';
+import { boundedCall } from '../client/bounded.js';
 import type { Acl, ConnectionState, Stat } from '../client/types.js';
 import { optionalAcl } from '../client/acl.js';
 import { copyPermissionError } from '../util/permission.js';
@@ -491,12 +493,19 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.emit('revoked', reason);
   }
 
-  /** The participants in queue order, the leader first. */
-  async participants(): Promise<LeaderParticipant[]> {
+  /**
+   * The participants in queue order, the leader first. Rejects with `OperationTimeoutError` after
+   * `timeoutMs`, or the signal's reason when it aborts.
+   */
+  async participants(options: WaitOptions = {}): Promise<LeaderParticipant[]> {
     if (this.closing) throw new ClosedError(`leader latch ${this.path} is closed`);
+    return boundedCall(options, 'participants', this.path, (signal) => this.readParticipants(signal));
+  }
+
+  private async readParticipants(signal: AbortSignal | undefined): Promise<LeaderParticipant[]> {
     let children: string[];
     try {
-      children = (await this.session.getChildren(this.path)).children;
+      children = (await this.session.getChildren(this.path, { signal })).children;
     } catch (err) {
       if (err instanceof NoNodeError) return [];
       throw err;
@@ -504,7 +513,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     const queue = sortChildren(children, this.kinds);
     const out = await Promise.all(
       queue.map((n) =>
-        this.session.getData(`${this.path}/${n.name}`).then(
+        this.session.getData(`${this.path}/${n.name}`, { signal }).then(
           (d) => ({ id: d.data.toString('utf8'), path: `${this.path}/${n.name}`, isLeader: false, czxid: d.stat.czxid }),
           (err: unknown) => {
             if (err instanceof NoNodeError) return undefined;
@@ -518,9 +527,9 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     return present;
   }
 
-  /** The current leader, or undefined when nobody is in the election. */
-  async leader(): Promise<LeaderParticipant | undefined> {
-    return (await this.participants())[0];
+  /** The current leader, or undefined when nobody is in the election; `options` as {@link participants}. */
+  async leader(options: WaitOptions = {}): Promise<LeaderParticipant | undefined> {
+    return (await this.participants(options))[0];
   }
 
   /**

@@ -4,6 +4,7 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
+import type { WaitOptions } from '../client/lifecycle.js';
 import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal, optionKeys } from '../client/validate.js';
 import { ClosedError, IllegalStateError } from '../errors.js';
 import { linkSignals, type LinkedSignal } from '../util/signals.js';
@@ -142,10 +143,13 @@ export class LeaderSelector {
     return this.latch?.hasLeadership ?? false;
   }
 
-  /** The participants in queue order, the leader first. Rejects with `ClosedError` after `close()`. */
-  async participants(): Promise<LeaderParticipant[]> {
+  /**
+   * The participants in queue order, the leader first. Rejects with `ClosedError` after
+   * `close()`, `OperationTimeoutError` after `timeoutMs`, or the signal's reason when it aborts.
+   */
+  async participants(options: WaitOptions = {}): Promise<LeaderParticipant[]> {
     if (this.closed) throw new ClosedError(`leader selector ${this.path} is closed`);
-    return new LeaderLatch(this.session, this.path, this.options).participants();
+    return new LeaderLatch(this.session, this.path, this.options).participants(options);
   }
 
   /** Stops: a running term's signal aborts, no further terms; our node is deleted. Idempotent. */
