@@ -40,6 +40,9 @@ export interface Listing {
 
 /** Creates the nodes of one lock directory's acquisitions. */
 export class QueueEntry {
+  /** The listing that creates issued in this microtask burst will share (see {@link listBehind}). */
+  private batch: Promise<Listing> | undefined;
+
   constructor(
     private readonly session: ZkSession,
     private readonly dir: string,
@@ -50,6 +53,26 @@ export class QueueEntry {
     /** Tells this process's head facts that a node will have one in its place. */
     private readonly forgetHead: (path: string) => void,
   ) {}
+
+  /**
+   * A listing sent behind every create issued so far on this session: one request for all the
+   * acquisitions that enter in one microtask burst (a burst of N waiters in one process then
+   * costs one listing per session, not N listings of up to N names). Sound because a session's
+   * requests are processed in the order they were sent: a listing sent after our create sees
+   * our node, whoever else it serves. The children array is shared: read only.
+   */
+  private listBehind(): Promise<Listing> {
+    if (this.batch) return this.batch;
+    const batch = new Promise<Listing>((resolve, reject) => {
+      queueMicrotask(() => {
+        this.batch = undefined;
+        this.session.getChildren(this.dir).then(resolve, reject);
+      });
+    });
+    batch.catch(noop);
+    this.batch = batch;
+    return batch;
+  }
 
   /** The transaction that creates `count` adjacent nodes at once. */
   leaseOps(prefix: string, count: number, data: Buffer): Op[] {
@@ -76,8 +99,7 @@ export class QueueEntry {
           : this.session
               .multi(this.leaseOps(prefix, count, req.data))
               .then((rs) => ({ paths: rs.map((r) => (r.type === 'create' ? r.path : '')), stat: undefined as Stat | undefined }));
-      const listing = this.session.getChildren(this.dir);
-      listing.catch(noop);
+      const listing = this.listBehind();
       try {
         const made = await created;
         const names = made.paths.map((p) => p.slice(this.dir.length + 1));

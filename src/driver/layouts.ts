@@ -57,8 +57,25 @@ export function layoutsOf(lockName: string): LayoutId[] {
   return LAYOUTS.filter((l) => l.matches(sample)).map((l) => l.id);
 }
 
-/** The first child of another layout than `own`'s, and whose it is. */
+/** Answers of {@link foreignChild} per listing and `own` (a burst's waits share one listing). */
+const foreignByListing = new WeakMap<readonly string[], Map<readonly LayoutId[], { child: string; users: string } | null>>();
+
+/** The first child of another layout than `own`'s, and whose it is (looked at once per listing). */
 export function foreignChild(children: readonly string[], own: readonly LayoutId[]): { child: string; users: string } | undefined {
+  let byOwn = foreignByListing.get(children);
+  if (byOwn === undefined) {
+    byOwn = new Map();
+    foreignByListing.set(children, byOwn);
+  }
+  let found = byOwn.get(own);
+  if (found === undefined) {
+    found = scanForeign(children, own) ?? null;
+    byOwn.set(own, found);
+  }
+  return found ?? undefined;
+}
+
+function scanForeign(children: readonly string[], own: readonly LayoutId[]): { child: string; users: string } | undefined {
   const others = LAYOUTS.filter((l) => !own.includes(l.id));
   for (const c of children) {
     for (const layout of others) if (layout.matches(c)) return { child: c, users: layout.users };

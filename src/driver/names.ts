@@ -82,6 +82,44 @@ export function sortChildren(children: readonly string[], kinds: readonly string
   return nodes.sort((x, y) => compareSeq(x.seq, y.seq) || kinds.indexOf(x.kind) - kinds.indexOf(y.kind) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
 }
 
+/** Sorted queues of listings shared by several waits (one per listing and `kinds`). */
+const sharedSorts = new WeakMap<readonly string[], Map<readonly string[], readonly QueueNode[]>>();
+
+/**
+ * {@link sortChildren} of a listing that many waits read (the one listing of a burst of
+ * acquisitions, see `QueueEntry`): parsed and sorted once, the result frozen and shared, so N
+ * waits of one burst cost one sort of N names, not N. @internal
+ */
+export function sortChildrenShared(children: readonly string[], kinds: readonly string[]): readonly QueueNode[] {
+  let byKinds = sharedSorts.get(children);
+  if (byKinds === undefined) {
+    byKinds = new Map();
+    sharedSorts.set(children, byKinds);
+  }
+  let queue = byKinds.get(kinds);
+  if (queue === undefined) {
+    queue = Object.freeze(sortChildren(children, kinds));
+    byKinds.set(kinds, queue);
+  }
+  return queue;
+}
+
+/** Positions of names in shared sorted queues (see {@link positionIn}). */
+const positions = new WeakMap<readonly QueueNode[], Map<string, number>>();
+
+/**
+ * The position of `name` in a sorted `queue` (-1 when absent), from an index built once per
+ * queue: the waits of one burst share one queue, and each looks itself up in it. @internal
+ */
+export function positionIn(queue: readonly QueueNode[], name: string): number {
+  let index = positions.get(queue);
+  if (index === undefined) {
+    index = new Map(queue.map((n, i) => [n.name, i]));
+    positions.set(queue, index);
+  }
+  return index.get(name) ?? -1;
+}
+
 function checkKinds(kinds: unknown): void {
   if (!Array.isArray(kinds) || kinds.some((k) => typeof k !== 'string' || k === '')) throw new InvalidArgumentError(`kinds must be an array of non-empty lock names, got ${describe(kinds)}`);
 }

@@ -17,7 +17,7 @@ import { holdsWithoutListing } from './grant.js';
 import { heads } from './heads.js';
 import { localNodes } from './local-nodes.js';
 import type { AcquireRequest, LockSpec } from './lock-driver.js';
-import { sortChildren, type QueueNode } from './names.js';
+import { positionIn, sortChildrenShared, type QueueNode } from './names.js';
 import type { OwnNodes } from './own-nodes.js';
 import { Restart, WatchEvents } from './watch-events.js';
 
@@ -259,8 +259,8 @@ export class TurnWait {
 
   /** The predicate on a listing: undefined when we hold, else what to wait on. */
   private decide(children: readonly string[], ours: string, count: number, view: View): Waiting | undefined {
-    const queue = sortChildren(children, this.spec.kinds);
-    const index = queue.findIndex((n) => n.name === ours);
+    const queue = sortChildrenShared(children, this.spec.kinds);
+    const index = positionIn(queue, ours);
     if (index < 0) throw new Restart(`our node ${ours} is gone from ${this.dir}`);
     view.head = index === 0;
     view.place?.(index, joinPath(this.dir, ours), joinPath(this.dir, (queue[0] as QueueNode).name));
@@ -268,7 +268,7 @@ export class TurnWait {
     if (decision.hold) return undefined;
     // Copies: a name sliced from the listing would keep the whole reply alive.
     const nodes = decision.waitOn.map((name) => {
-      const pos = queue.findIndex((q) => q.name === name);
+      const pos = positionIn(queue, name);
       const n = queue[pos] as QueueNode;
       return { name: copy(n.name), kind: n.kind, seq: n.seq, uuid: n.uuid === undefined ? undefined : copy(n.uuid), pos };
     });
