@@ -133,3 +133,20 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/**
+ * A zkr run whose command prints "held NODE" and then runs until its stdin closes (`args` up to
+ * the command), kept in `runs` until it exits.
+ */
+export function holdUntilStdin(args: readonly string[], env: NodeJS.ProcessEnv, runs: Set<ZkrRun>): ZkrRun {
+  const r = new ZkrRun([...args, '--pass-stdin', '--', 'sh', '-c', 'echo "held $ZKR_NODE_PATH"; read line; exit 0'], env, { keepStdin: true });
+  runs.add(r);
+  void r.exit.then(() => runs.delete(r));
+  return r;
+}
+
+/** Ends a {@link holdUntilStdin} run and waits for its exit code. */
+export async function endHold(r: ZkrRun): Promise<number | null> {
+  r.child.stdin?.end('\n');
+  return (await r.exit).code;
+}

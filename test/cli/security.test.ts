@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { digestAuth, digestId, NoAuthError, Perms, saslAcl, type ZkSession } from '../../src/index.js';
 import { TestingServer, waitFor, type TestCertificates } from '../../src/testing/index.js';
 import { SessionPool, uniquePath } from '../helpers.js';
-import { zkr, ZkrRun } from './run-zkr.js';
+import { endHold, holdUntilStdin, zkr, type ZkrRun } from './run-zkr.js';
 
 let server: TestingServer;
 let certs: TestCertificates;
@@ -39,15 +39,9 @@ const tlsArgs = (): string[] => ['--tls-ca', certs.ca.cert, '--tls-cert', certs.
 
 /** A holder whose child prints "held NODE", then runs until its stdin closes. */
 function holder(args: readonly string[], env: NodeJS.ProcessEnv = {}): ZkrRun {
-  const r = new ZkrRun([...args, '--pass-stdin', '--', 'sh', '-c', 'echo "held $ZKR_NODE_PATH"; read line; exit 0'], env, { keepStdin: true });
-  runs.add(r);
-  void r.exit.then(() => runs.delete(r));
-  return r;
+  return holdUntilStdin(args, env, runs);
 }
-async function endHolder(r: ZkrRun): Promise<number | null> {
-  r.child.stdin?.end('\n');
-  return (await r.exit).code;
-}
+const endHolder = endHold;
 async function gone(path: string): Promise<void> {
   await waitFor(async () => (await observer.exists(path)) === null, { timeoutMs: 10_000, message: `${path} removed` });
 }

@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { Perms } from '../../src/client/types.js';
 import { freePort, waitFor } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
-import { alive, zkr, ZkrRun } from './run-zkr.js';
+import { alive, endHold, holdUntilStdin, zkr, ZkrRun } from './run-zkr.js';
 
 const fx = new ServerFixture();
 const tmp = mkdtempSync(join(tmpdir(), 'zkr-test-'));
@@ -34,16 +34,10 @@ function start(args: readonly string[]): ZkrRun {
 
 /** A holder whose child prints "held" and its environment, then runs until its stdin closes. */
 function holder(mode: string, path: string, extra: readonly string[] = []): ZkrRun {
-  const r = new ZkrRun([mode, path, ...extra, '--pass-stdin', '--', 'sh', '-c', 'echo "held $ZKR_NODE_PATH"; read line; exit 0'], env(), { keepStdin: true });
-  runs.add(r);
-  void r.exit.then(() => runs.delete(r));
-  return r;
+  return holdUntilStdin([mode, path, ...extra], env(), runs);
 }
 /** Ends a holder started by {@link holder} and waits for its exit code. */
-async function endHolder(r: ZkrRun): Promise<number | null> {
-  r.child.stdin?.end('\n');
-  return (await r.exit).code;
-}
+const endHolder = endHold;
 
 /** The test's path and everything zkr created for it are gone (parents created by zkr too). */
 async function nothingLeft(path: string): Promise<void> {
