@@ -137,6 +137,10 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
   #created = false;
   readonly #firstWaiters = new Set<() => void>();
   #wake: (() => void) | undefined;
+  /** The watch of the node when close began: left for the delete to fire (see #finish). */
+  #parked: { readonly changed: Promise<WatchEvent>; readonly ctl: AbortController } | undefined;
+  /** Whether close's work is over: a watch the loop leaves after that is removed at once. */
+  #finished = false;
   readonly #onSession = (): void => this.#wake?.();
 
   /** A node at `path`; call {@link start}. */
@@ -301,10 +305,13 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
     const stop = this.#stop.signal;
     // Our own controller: a watch we stop waiting on is removed, not left on the server.
     const ctl = new AbortController();
+    // Close gives up the request; once the watch is set, close deletes the node first, which
+    // fires the watch (no removal to send), and only then drops a watch still set (#finish).
     const unsubscribe = onAbort(stop, (r) => ctl.abort(r));
     let changed: Promise<WatchEvent> | undefined;
     try {
       const w = await this.#session.existsWatch(path, { signal: ctl.signal });
+      unsubscribe();
       changed = w.changed;
       changed.catch(noop);
       if (w.result === null) {
@@ -318,12 +325,15 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
       // lagging member) is only watched until it goes, then ours is created: one at a time.
       const confirmed = !foreign || !this.#mode.endsWith('SEQUENTIAL');
       if (confirmed && this.#written !== this.#data) await this.#write(path);
-      const ev = await this.#waitChange(changed);
+      const ev = await this.#waitChange(changed, stop);
       if (ev === 'NODE_DELETED') this.#lost(path);
       return confirmed;
     } finally {
       unsubscribe();
-      if (changed !== undefined && !watchSettled(changed)) ctl.abort();
+      if (changed !== undefined && !watchSettled(changed)) {
+        if (stop.aborted && !this.#finished) this.#parked = { changed, ctl };
+        else ctl.abort();
+      }
     }
   }
 
@@ -345,14 +355,20 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
   }
 
   /** Waits for the watch to fire (its type), or for a new session or the watch's end ('session'). */
-  #waitChange(changed: Promise<{ type: string }>): Promise<string> {
+  #waitChange(changed: Promise<{ type: string }>, stop: AbortSignal): Promise<string> {
+    let off = noop;
     return new Promise<string>((resolve) => {
+      if (stop.aborted) return resolve('closing');
       this.#wake = () => resolve('session');
+      off = onAbort(stop, () => resolve('closing'));
       changed.then(
         (e) => resolve(e.type),
         () => resolve('session'),
       );
-    }).finally(() => (this.#wake = undefined));
+    }).finally(() => {
+      this.#wake = undefined;
+      off();
+    });
   }
 
   /** The node's path for a protection prefix (or none). */
@@ -485,6 +501,12 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
       throw err;
     } finally {
       link.dispose();
+      this.#finished = true;
+      // Our delete fired the watch (the notification comes before the delete's reply); one
+      // still set (the node was not ours to delete, or the delete failed) is removed now.
+      const parked = this.#parked;
+      this.#parked = undefined;
+      if (parked !== undefined && !watchSettled(parked.changed)) parked.ctl.abort();
     }
   }
 

@@ -25,15 +25,16 @@ describe('ServiceDiscovery on an ensemble', () => {
     const [lagging] = fx.cluster.members.filter((m) => m.id !== leader);
     assert.ok(lagging);
     const leaderMember = fx.cluster.member(leader);
-    const writer = await fx.pool.connect(`127.0.0.1:${leaderMember.port}`, { sessionTimeoutMs: 10_000 });
-    const reader = await fx.pool.connect(`127.0.0.1:${lagging.port}`, { sessionTimeoutMs: 10_000 });
+    // Long timeouts: the lag slows every heartbeat through that member (its sync goes to the leader and back).
+    const writer = await fx.pool.connect(`127.0.0.1:${leaderMember.port}`, { sessionTimeoutMs: 20_000 });
+    const reader = await fx.pool.connect(`127.0.0.1:${lagging.port}`, { sessionTimeoutMs: 20_000 });
     const base = uniquePath('disc-lag');
     const w = await started(writer, base);
     const r = await started(reader, base);
     try {
-      fx.cluster.delayLinks(lagging.id, 1500);
+      fx.cluster.delayLinks(lagging.id, 800);
       // The leader and the other follower make the quorum: acknowledged at once, the lagging
-      // follower learns of it 1.5 s later at the earliest.
+      // follower learns of it 0.8 s later at the earliest.
       await w.register({ name: 'api', id: 'fresh', port: 1 }, { timeoutMs: 10_000 });
       assert.deepEqual(ids(await r.queryForInstances('api', { timeoutMs: 1000 })), [], 'the lagging member answers from its own copy');
       assert.deepEqual(ids(await r.queryForInstances('api', { sync: true, timeoutMs: 20_000 })), ['fresh']);
