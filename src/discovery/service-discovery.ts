@@ -5,14 +5,13 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
+import { withinDeadline } from '../client/bounded.js';
 import type { Acl } from '../client/types.js';
 import { optionalAcl } from '../client/acl.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, validatePath } from '../client/validate.js';
-import { ClosedError, IllegalStateError, InvalidArgumentError, InvalidInstanceError, NoNodeError, NotRegisteredError, OperationTimeoutError } from '../errors.js';
+import { ClosedError, IllegalStateError, InvalidArgumentError, InvalidInstanceError, NoNodeError, NotRegisteredError } from '../errors.js';
 import { PersistentNode, type PersistentNodeMode } from '../nodes/persistent-node.js';
-import { raceAbort } from '../util/abort.js';
 import { callListeners } from '../util/listeners.js';
-import { linkSignals, type LinkedSignal } from '../util/signals.js';
 import { decodeInstance, encodeInstance, jsonPayload, type PayloadCodec } from './codec.js';
 import { checkNodeName, serviceInstance, type ServiceInstance, type ServiceInstanceInit } from './instance.js';
 import { SERVICE_CACHE_OPTION_KEYS, ServiceCache, type ServiceCacheOptions } from './service-cache.js';
@@ -374,18 +373,8 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
   }
 
   /** Runs `fn` under the caller's deadline and signal and the discovery's close. */
-  async #within<T>(o: DiscoveryCallOptions, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const timeoutMs = checkTimeout(o.timeoutMs);
-    const link: LinkedSignal = linkSignals([checkSignal(o.signal), this.#closer.signal], timeoutMs);
-    try {
-      return await raceAbort(fn(link.signal), link.signal);
-    } catch (err) {
-      if (link.timedOut) throw new OperationTimeoutError(`ServiceDiscovery ${this.basePath}: ${what} did not finish within ${timeoutMs} ms`, { path: this.basePath, cause: err });
-      if (link.signal.aborted) throw link.signal.reason;
-      throw err;
-    } finally {
-      link.dispose();
-    }
+  #within<T>(o: DiscoveryCallOptions, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return withinDeadline(checkTimeout(o.timeoutMs), [checkSignal(o.signal), this.#closer.signal], (ms) => `ServiceDiscovery ${this.basePath}: ${what} did not finish within ${ms} ms`, this.basePath, fn);
   }
 
   /** @internal */

@@ -14,7 +14,7 @@
 import type { ZkSession } from '../client/session.js';
 import type { Stat } from '../client/types.js';
 import { BadVersionError, LayoutMismatchError, NoAuthError, NoNodeError } from '../errors.js';
-import { parseNode } from './names.js';
+import { parseNode, perListing } from './names.js';
 
 /** A node layout, as another recipe sees it under a shared path. */
 export type LayoutId = 'lock' | 'rwlock' | 'latch' | 'semaphore-v2' | 'queue' | 'curator-queue';
@@ -57,23 +57,8 @@ export function layoutsOf(lockName: string): LayoutId[] {
   return LAYOUTS.filter((l) => l.matches(sample)).map((l) => l.id);
 }
 
-/** Answers of {@link foreignChild} per listing and `own` (a burst's waits share one listing). */
-const foreignByListing = new WeakMap<readonly string[], Map<readonly LayoutId[], { child: string; users: string } | null>>();
-
 /** The first child of another layout than `own`'s, and whose it is (looked at once per listing). */
-export function foreignChild(children: readonly string[], own: readonly LayoutId[]): { child: string; users: string } | undefined {
-  let byOwn = foreignByListing.get(children);
-  if (byOwn === undefined) {
-    byOwn = new Map();
-    foreignByListing.set(children, byOwn);
-  }
-  let found = byOwn.get(own);
-  if (found === undefined) {
-    found = scanForeign(children, own) ?? null;
-    byOwn.set(own, found);
-  }
-  return found ?? undefined;
-}
+export const foreignChild: (children: readonly string[], own: readonly LayoutId[]) => { child: string; users: string } | undefined = perListing(scanForeign);
 
 function scanForeign(children: readonly string[], own: readonly LayoutId[]): { child: string; users: string } | undefined {
   const others = LAYOUTS.filter((l) => !own.includes(l.id));

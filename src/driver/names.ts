@@ -82,27 +82,26 @@ export function sortChildren(children: readonly string[], kinds: readonly string
   return nodes.sort((x, y) => compareSeq(x.seq, y.seq) || kinds.indexOf(x.kind) - kinds.indexOf(y.kind) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
 }
 
-/** Sorted queues of listings shared by several waits (one per listing and `kinds`). */
-const sharedSorts = new WeakMap<readonly string[], Map<readonly string[], readonly QueueNode[]>>();
-
 /**
- * {@link sortChildren} of a listing that many waits read (the one listing of a burst of
- * acquisitions, see `QueueEntry`): parsed and sorted once, the result frozen and shared, so N
- * waits of one burst cost one sort of N names, not N. @internal
+ * `compute` of a listing and a key, computed once per pair and kept as long as the listing is:
+ * the waits of one burst share one listing (see `QueueEntry`), so N waits cost one computation,
+ * not N. @internal
  */
-export function sortChildrenShared(children: readonly string[], kinds: readonly string[]): readonly QueueNode[] {
-  let byKinds = sharedSorts.get(children);
-  if (byKinds === undefined) {
-    byKinds = new Map();
-    sharedSorts.set(children, byKinds);
-  }
-  let queue = byKinds.get(kinds);
-  if (queue === undefined) {
-    queue = Object.freeze(sortChildren(children, kinds));
-    byKinds.set(kinds, queue);
-  }
-  return queue;
+export function perListing<K, V>(compute: (children: readonly string[], key: K) => V): (children: readonly string[], key: K) => V {
+  const memo = new WeakMap<readonly string[], Map<K, V>>();
+  return (children, key) => {
+    let byKey = memo.get(children);
+    if (byKey === undefined) {
+      byKey = new Map();
+      memo.set(children, byKey);
+    }
+    if (!byKey.has(key)) byKey.set(key, compute(children, key));
+    return byKey.get(key) as V;
+  };
 }
+
+/** {@link sortChildren} of a listing many waits read: sorted once, frozen and shared. @internal */
+export const sortChildrenShared: (children: readonly string[], kinds: readonly string[]) => readonly QueueNode[] = perListing((children, kinds) => Object.freeze(sortChildren(children, kinds)));
 
 /** Positions of names in shared sorted queues (see {@link positionIn}). */
 const positions = new WeakMap<readonly QueueNode[], Map<string, number>>();

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { random, roundRobin, ServiceDiscovery, serviceInstance, sticky, type ServiceInstance } from '../../src/discovery/index.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, InvalidInstanceError, NotRegisteredError, OperationTimeoutError } from '../../src/errors.js';
 import type { ZkSession } from '../../src/client/session.js';
-import { expireSession, waitFor } from '../../src/testing/index.js';
+import { expireSession, waitFor, type ChaosProxy } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
@@ -30,6 +30,12 @@ async function jsonAt(path: string): Promise<Record<string, unknown> | undefined
 }
 
 const ids = (list: readonly ServiceInstance<unknown>[]): string[] => list.map((i) => i.id);
+
+/** A session through a proxy of its own (for faults), with this session timeout. */
+async function viaProxy(sessionTimeoutMs: number): Promise<{ s: ZkSession; proxy: ChaosProxy }> {
+  const proxy = await fx.proxy();
+  return { s: await fx.pool.connect(proxy.connectString, { sessionTimeoutMs }), proxy };
+}
 
 test('register, query, update and unregister; close removes every instance and watch; use after close is refused', async () => {
   const base = uniquePath('disc-basic');
@@ -79,8 +85,7 @@ test('register, query, update and unregister; close removes every instance and w
 
 test('a registration survives a dropped connection, an operator deleting it, and a session expiry (back with its latest data, owned by the new session)', async () => {
   const base = uniquePath('disc-faults');
-  const proxy = await fx.proxy();
-  const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
+  const { s, proxy } = await viaProxy(4000);
   await using d = await started(s, base);
   const [w] = await fx.sessionsN(1);
   assert.ok(w);
@@ -127,8 +132,7 @@ test('a registration survives a dropped connection, an operator deleting it, and
 
 test('a register that times out or is aborted while its create is on the way leaves nothing once the create lands; the caller is not held past its deadline', async () => {
   const base = uniquePath('disc-timeout');
-  const proxy = await fx.proxy();
-  const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+  const { s, proxy } = await viaProxy(8000);
   const d = await started(s, base);
   const session = s.sessionId;
   const creates = s.counters.create;
@@ -152,8 +156,7 @@ test('a register that times out or is aborted while its create is on the way lea
 
 test('an unregister that times out in a partition: the caller is told at its deadline, and the instance is still removed once the partition heals (the session lives on)', async () => {
   const base = uniquePath('disc-unreg');
-  const proxy = await fx.proxy();
-  const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 8000 });
+  const { s, proxy } = await viaProxy(8000);
   await using d = await started(s, base);
   await d.register({ name: 'api', id: 'u', port: 1 }, { timeoutMs: 10_000 });
   const session = s.sessionId;
@@ -174,8 +177,7 @@ test('an unregister that times out in a partition: the caller is told at its dea
 
 test('a register whose create reply was lost makes exactly one node, ours', async () => {
   const base = uniquePath('disc-lost');
-  const proxy = await fx.proxy();
-  const s = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 4000 });
+  const { s, proxy } = await viaProxy(4000);
   await using d = await started(s, base);
   await fx.observer.mkdirp(`${base}/api`);
   const lost = proxy.loseReply({ op: 'create', path: `${base}/api/one` });

@@ -7,7 +7,7 @@
  * @module
  */
 import type { ChaosEvent, ChaosHistory, DiscoveryOpEvent, DiscoveryViewEvent, WorkloadSpec } from '../history.js';
-import { quietSpans } from './group.js';
+import { goneBy, quietSpans, settleBoundMs } from './group.js';
 import type { Violation } from './types.js';
 
 /** An instance's life, from its client's calls. */
@@ -40,7 +40,7 @@ interface Viewer {
  * - **no going back**: a cache's version of an instance never decreases from one view to the
  *   next, and is never one no call tried to write.
  */
-export function checkDiscovery(history: ChaosHistory, spec: WorkloadSpec, boundMs = 2 * history.meta.sessionTimeoutMs + 10_000): Violation[] {
+export function checkDiscovery(history: ChaosHistory, spec: WorkloadSpec, boundMs = settleBoundMs(history.meta.sessionTimeoutMs)): Violation[] {
   const instances = new Map<string, Instance>();
   const viewers = new Map<string, Viewer>();
   for (const e of history.events) {
@@ -107,10 +107,8 @@ export function checkDiscovery(history: ChaosHistory, spec: WorkloadSpec, boundM
   for (const inst of instances.values()) {
     const gone = inst.unregistered;
     if (!gone) continue;
-    const span = quiet.find(([, q1]) => q1 > gone.t);
-    if (!span) continue;
-    const c = Math.max(span[0], gone.t) + boundMs;
-    if (c >= span[1]) continue;
+    const c = goneBy(quiet, gone.t, boundMs);
+    if (c === undefined) continue;
     for (const viewer of viewers.values()) {
       const seen: DiscoveryViewEvent[] = [];
       const atC = viewAt(viewer, c);

@@ -16,7 +16,7 @@ interface Life {
 }
 
 /** An interval of time, end exclusive (Infinity: never ended). */
-type Span = readonly [start: number, end: number];
+export type Span = readonly [start: number, end: number];
 
 /**
  * Intervals without any fault under way, from the first event on: the complement of every
@@ -43,6 +43,25 @@ export function quietSpans(history: ChaosHistory): Span[] {
 }
 
 /**
+ * How long after faults heal the membership views (group members, service caches) must have
+ * caught up: two session timeouts and 10 s. The workloads wait it out before their last views.
+ */
+export function settleBoundMs(sessionTimeoutMs: number): number {
+  return 2 * sessionTimeoutMs + 10_000;
+}
+
+/**
+ * The instant, `boundMs` into the first quiet interval at or after `t`, from which something
+ * that ended at `t` must be gone from every view; undefined when no quiet interval lasts that long.
+ */
+export function goneBy(quiet: readonly Span[], t: number, boundMs: number): number | undefined {
+  const span = quiet.find(([, q1]) => q1 > t);
+  if (!span) return undefined;
+  const c = Math.max(span[0], t) + boundMs;
+  return c < span[1] ? c : undefined;
+}
+
+/**
  * For a `group` workload (`boundMs` defaults to two session timeouts and 10 s):
  * - **complete**: in each interval without faults, for every pair of members A and B live in it
  *   (started, not yet closing), A's view at the later of the interval's start and both starts,
@@ -51,7 +70,7 @@ export function quietSpans(history: ChaosHistory): Span[] {
  *   faults at or after its close, plus the bound (if that quiet interval lasts that long), no
  *   member's view holds it, then or later.
  */
-export function checkGroup(history: ChaosHistory, spec: WorkloadSpec, boundMs = 2 * history.meta.sessionTimeoutMs + 10_000): Violation[] {
+export function checkGroup(history: ChaosHistory, spec: WorkloadSpec, boundMs = settleBoundMs(history.meta.sessionTimeoutMs)): Violation[] {
   const lives = new Map<string, Life>();
   const views = new Map<string, GroupViewEvent[]>();
   for (const e of history.events) {
@@ -107,10 +126,8 @@ export function checkGroup(history: ChaosHistory, spec: WorkloadSpec, boundMs = 
   for (const gone of lives.values()) {
     const closed = gone.closed;
     if (!closed) continue;
-    const span = quiet.find(([, q1]) => q1 > closed.t);
-    if (!span) continue;
-    const c = Math.max(span[0], closed.t) + boundMs;
-    if (c >= span[1]) continue;
+    const c = goneBy(quiet, closed.t, boundMs);
+    if (c === undefined) continue;
     const seen: GroupViewEvent[] = [];
     for (const [member, list] of views) {
       if (member === gone.member) continue;

@@ -12,6 +12,7 @@
  */
 import { ServiceDiscovery } from '../../../discovery/service-discovery.js';
 import type { ServiceInstance } from '../../../discovery/instance.js';
+import { settleBoundMs } from '../checker/group.js';
 import { chaosNow } from '../clock.js';
 import { errorText, pause, type WorkloadContext } from './common.js';
 
@@ -22,15 +23,10 @@ const CALL_MS = 5000;
 
 type Payload = { v: number };
 
-/** How long after a heal every cache must hold every write, ms: two session timeouts and 10 s (the checker's default). */
-export function discoverySettleMs(sessionTimeoutMs: number): number {
-  return 2 * sessionTimeoutMs + 10_000;
-}
-
 /** Registers, updates and unregisters until the drain; then keeps one instance until the stop and a settle bound after the drain. */
 export async function discoveryWorkload(ctx: WorkloadContext): Promise<void> {
   const workload = ctx.spec.name;
-  const settleMs = discoverySettleMs(ctx.session.timeoutMs);
+  const settleMs = settleBoundMs(ctx.session.timeoutMs);
   let drainedAt: number | undefined;
   ctx.drain.addEventListener('abort', () => (drainedAt = chaosNow()), { once: true });
   const discovery = new ServiceDiscovery<Payload>(ctx.session, { basePath: ctx.spec.path });

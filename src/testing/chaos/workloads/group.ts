@@ -9,18 +9,14 @@
  * @module
  */
 import { GroupMember } from '../../../group/group-member.js';
+import { settleBoundMs } from '../checker/group.js';
 import { chaosNow } from '../clock.js';
 import { errorText, pause, type WorkloadContext } from './common.js';
-
-/** How long after a heal every live member must see every other, ms: two session timeouts and 10 s (the checker's default). */
-export function groupSettleMs(sessionTimeoutMs: number): number {
-  return 2 * sessionTimeoutMs + 10_000;
-}
 
 /** Joins, stays and leaves until the drain; then stays until the stop and a settle bound after the drain. */
 export async function groupWorkload(ctx: WorkloadContext): Promise<void> {
   const workload = ctx.spec.name;
-  const settleMs = groupSettleMs(ctx.session.timeoutMs);
+  const settleMs = settleBoundMs(ctx.session.timeoutMs);
   let drainedAt: number | undefined;
   ctx.drain.addEventListener('abort', () => (drainedAt = chaosNow()), { once: true });
   let lastStart = 0;
