@@ -47,7 +47,10 @@ export class LockHandle implements AsyncDisposable {
   readonly fencingToken: bigint;
   /** Session id the lock belongs to. */
   readonly sessionId: bigint;
-  private readonly controller = new AbortController();
+  /** Why the lock was lost, once it was. */
+  private lostReason: LockLostError | undefined;
+  /** Made when `signal` is first asked for: most handles are released with nobody listening. */
+  private controller: AbortController | undefined;
   private releasing: Promise<void> | undefined;
   /** Given up by the recipe (lossPolicy 'suspended'): its node is being deleted in the background. */
   private relinquished = false;
@@ -74,18 +77,27 @@ export class LockHandle implements AsyncDisposable {
 
   /** Aborts with a {@link LockLostError} when the lock is lost. */
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.lostReason) this.controller.abort(this.lostReason);
+    }
     return this.controller.signal;
+  }
+
+  /** @internal Whether the lock was lost (without making the signal). */
+  get wasLost(): boolean {
+    return this.lostReason !== undefined;
   }
 
   /** True until released or lost. */
   get isHeld(): boolean {
-    return this.releasing === undefined && !this.controller.signal.aborted;
+    return this.releasing === undefined && this.lostReason === undefined;
   }
 
   private followOwnNode(changed: Promise<WatchEvent>): void {
     changed.then(
       (event) => {
-        if (this.releasing || this.controller.signal.aborted) return;
+        if (this.releasing || this.lostReason) return;
         if (event.type === 'NODE_DELETED') return this.lose(`our node ${this.path} was deleted by someone else`);
         // Data changed under us: keep watching.
         this.session
@@ -100,10 +112,11 @@ export class LockHandle implements AsyncDisposable {
   }
 
   private lose(why: string, cause?: unknown, kind: LockLossReason = 'node-deleted'): void {
-    if (this.releasing || this.controller.signal.aborted) return;
+    if (this.releasing || this.lostReason) return;
     const reason = new LockLostError(`lock ${this.path} lost: ${why}`, { path: this.path, cause });
     this.unfollowSession();
-    this.controller.abort(reason);
+    this.lostReason = reason;
+    this.controller?.abort(reason);
     this.hooks.lost(this, reason, kind);
   }
 
@@ -119,16 +132,17 @@ export class LockHandle implements AsyncDisposable {
    * the session is `LOST`.
    */
   release(): Promise<void> {
-    if (this.relinquished) return Promise.reject(this.lostBeforeRelease(this.controller.signal.reason as LockLostError));
+    if (this.relinquished) return Promise.reject(this.lostBeforeRelease(this.lostReason as LockLostError));
     if (this.releasing) return Promise.reject(new NotHeldError(`lock ${this.path} was already released`, { path: this.path }));
-    let lost = this.controller.signal.aborted ? (this.controller.signal.reason as LockLostError) : undefined;
+    let lost = this.lostReason;
     this.releasing = (async () => {
       this.unfollowSession();
       const deleted = await this.hooks.release(this, this.held);
-      if (!deleted && !lost && !this.controller.signal.aborted) {
+      if (!deleted && !lost && !this.lostReason) {
         // Our node was gone before we released it (deleted by someone): the lock was not ours.
         lost = new LockLostError(`lock ${this.path} lost: our node was already gone at release`, { path: this.path });
-        this.controller.abort(lost);
+        this.lostReason = lost;
+        this.controller?.abort(lost);
         this.hooks.lost(this, lost, 'node-deleted');
       }
     })();
@@ -147,7 +161,7 @@ export class LockHandle implements AsyncDisposable {
    * session is back or with it. `release()` then rejects with {@link NotHeldError} at once.
    */
   relinquish(why: string): void {
-    if (this.releasing || this.controller.signal.aborted) return;
+    if (this.releasing || this.lostReason) return;
     this.lose(why, undefined, 'suspended');
     this.relinquished = true;
     this.unfollowSession();
@@ -175,7 +189,7 @@ export class LockHandle implements AsyncDisposable {
     } catch (err) {
       if (err instanceof NoNodeError && err.opIndex === 0) {
         this.lose(`our node ${this.path} is gone`, err);
-        throw this.controller.signal.reason;
+        throw this.lostReason;
       }
       throw err;
     }

@@ -262,14 +262,15 @@ export class LockDriver {
     // Waiters of this process follow our nodes here, without a server watch.
     const keys = paths.map((p) => this.key(p)); // one string each, kept by both registries
     for (const key of keys) localNodes.add(key, entered.ownerSignal);
-    const own = new AbortController();
-    const ownNodes = new OwnNodes(paths, (path) => this.watchOwn(path, own.signal));
+    // Made by the first watch of our own nodes: most acquisitions set none.
+    let own: AbortController | undefined;
+    const ownNodes = new OwnNodes(paths, (path) => this.watchOwn(path, (own ??= new AbortController()).signal));
     // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
     // try-once acquisition sets it only if it holds. Without `watchOwnNode` our nodes are watched
     // only when a grant may skip the listing (see waitForTurn).
     if (req.watchOwnNode && req.timeoutMs !== 0) ownNodes.watchFirst();
     // Delete first: the deletion fires our own watch, so no watch removal is needed.
-    const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own.abort(why));
+    const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own?.abort(why));
     try {
       const turn = await this.waits.waitForTurn(entered, count, req, giveUp, ownNodes);
       if (turn === 'no') {

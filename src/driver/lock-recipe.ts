@@ -14,7 +14,7 @@ import type { Acl, ConnectionState, Stat } from '../client/types.js';
 import { optionalAcl } from '../client/acl.js';
 import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
-import { linkSignals } from '../util/signals.js';
+import { keepSubscribed, linkSignals } from '../util/signals.js';
 import { acquireTracing, points, type AcquireContext, type AcquireMode, type AcquireProgress, type AcquireRecipe } from '../observability/channels.js';
 import { placeReporter } from './progress.js';
 import { traceAcquire } from '../observability/trace.js';
@@ -165,6 +165,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     }
     validatePath(path, `${what} path`);
     if (path === '/') throw new InvalidArgumentError(`${what} path must not be the root`);
+    // Every wait of this recipe subscribes to it: its one listener stays until the recipe closes.
+    keepSubscribed(this.closeController.signal);
     checkOptions(options, `new ${constructorName(what)}`, optionNames);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
       throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);
@@ -325,11 +327,9 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       ctx.nodePath = handle.path;
       ctx.fencingToken = handle.fencingToken;
     }
-    const accepted = await this.state.runExclusive(() => {
-      if (this.closing) return false;
-      this.held.add(handle);
-      return true;
-    });
+    // Synchronous, so atomic: close() sets `closing` before it takes its snapshot of `held`.
+    const accepted = !this.closing;
+    if (accepted) this.held.add(handle);
     if (!accepted) {
       await handle.release().catch(() => undefined);
       throw new ClosedError(`${this.what} ${this.path} was closed while acquiring`);
@@ -345,9 +345,9 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private async releaseHandle(handle: LockHandle, nodes: HeldNodes): Promise<boolean> {
     // A handle ends once on the channels: released, or lost (published when it was lost, or
     // by the handle when the release finds our node already gone).
-    const lostBefore = handle.signal.aborted;
+    const lostBefore = handle.wasLost;
     const deleted = await this.driver.release(nodes.paths, nodes.sessionSignal, nodes.markRelease);
-    await this.state.runExclusive(() => this.held.delete(handle));
+    this.held.delete(handle);
     for (const dir of this.directories()) this.reaper.touch(dir);
     if (deleted && !lostBefore && points.lockReleased.hasSubscribers) {
       const { recipe, mode } = this.traceAs;

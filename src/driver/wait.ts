@@ -63,8 +63,10 @@ const noop = (): void => undefined;
  */
 export const MARK_MIN_CHILDREN = 32;
 
-/** Why a wait's scope aborted (it ended); only ever tested with `aborted`. */
-const WAIT_ENDED = new Error('the wait ended');
+/** Whether a wait has ended: a watch whose read was still on its way then removes itself. */
+interface Scope {
+  ended: boolean;
+}
 
 /** Waits of one lock directory's acquisitions. */
 export class TurnWait {
@@ -101,13 +103,15 @@ export class TurnWait {
     // it ever awaited in its registers, and this one waits long.
     const view: View = { size: 0, head: false, place: req.onPlace };
     let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
+    // Granted by the listing sent with our create: nothing was watched (see the loop's first turn).
+    if (waiting === undefined) return { release: 'plain', head: view.head && this.spec.lockName === this.spec.insertingKind };
     const watches = new Map<string, WatchRecord>();
     const dropWatch = (name: string): void => {
       watches.get(name)?.abort.abort();
       watches.delete(name);
     };
-    // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
-    const scope = new AbortController();
+    // Ended with this wait: a watch whose read was still on its way then removes itself.
+    const scope: Scope = { ended: false };
     const events = new WatchEvents();
     for (const w of own.started) events.followOwn(w);
     // Once we wait: our node goes with its session, so the wait ends then, as a server watch's
@@ -140,7 +144,7 @@ export class TurnWait {
         for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
         const gone = new Set<string>();
         for (;;) {
-          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope.signal, entered.ownerSignal), giveUp);
+          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope, entered.ownerSignal), giveUp);
           events.follow(watches);
           for (const name of missing) gone.add(name);
           if (missing.length === 0) {
@@ -175,8 +179,7 @@ export class TurnWait {
       }
     } finally {
       ownerEnded();
-      // A shared reason: abort() without one builds a DOMException (and its stack) every time.
-      scope.abort(WAIT_ENDED);
+      scope.ended = true;
       // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
       // release; their watches then fire unheard, which costs the server less than a removal
       // request each now. Given up: nothing of ours may linger, so they are removed.
@@ -279,10 +282,10 @@ export class TurnWait {
    * Sets a getData watch on each name not yet watched (pipelined). Returns the names already
    * gone. Every read is settled before this returns or throws: a read answered after the caller
    * gave up would leave a listener and a server watch nobody drops. On failure the watches this
-   * call set are dropped, and the first error is thrown; so is a watch set after `scope` aborted
+   * call set are dropped, and the first error is thrown; so is a watch set after `scope` ended
    * (the wait ended meanwhile).
    */
-  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: AbortSignal, owner: AbortSignal): Promise<string[]> {
+  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: Scope, owner: AbortSignal): Promise<string[]> {
     const todo = names.filter((name) => !watches.has(name));
     const results = await Promise.allSettled(
       todo.map(async (name): Promise<WatchRecord> => {
@@ -303,7 +306,7 @@ export class TurnWait {
       if (r.status === 'rejected') {
         // Gone already: no watch was left on the server (getData, not exists).
         if (r.reason instanceof NoNodeError) gone.push(name);
-      } else if (failed || scope.aborted) r.value.abort.abort();
+      } else if (failed || scope.ended) r.value.abort.abort();
       else watches.set(name, r.value);
     }
     if (failed) throw failed.reason;

@@ -18,6 +18,18 @@ interface Fan {
 
 const fans = new WeakMap<AbortSignal, Fan>();
 
+/** Signals whose one listener stays once added (see {@link keepSubscribed}). */
+const kept = new WeakSet<AbortSignal>();
+
+/**
+ * Keeps the one listener of ours on `signal` once added, even when nobody is subscribed: for a
+ * signal owned by one object and living as long as it (a recipe's close signal), on which a
+ * busy recipe would otherwise add and remove a DOM listener on every wait, at a cost each time.
+ */
+export function keepSubscribed(signal: AbortSignal): void {
+  kept.add(signal);
+}
+
 /**
  * Calls `fn` with the reason once `signal` aborts, and returns a function that unsubscribes (call
  * it when the wait settles; calling it again is harmless). As with `addEventListener`, nothing is
@@ -32,7 +44,7 @@ export function onAbort(signal: AbortSignal, fn: (reason: unknown) => void): () 
   const sub = (): void => fn(signal.reason);
   f.subscribers.add(sub);
   return () => {
-    if (!f.subscribers.delete(sub) || f.subscribers.size > 0 || fans.get(signal) !== f) return;
+    if (!f.subscribers.delete(sub) || f.subscribers.size > 0 || fans.get(signal) !== f || kept.has(signal)) return;
     fans.delete(signal);
     signal.removeEventListener('abort', f.listener);
   };
