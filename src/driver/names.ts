@@ -28,7 +28,9 @@ const PROTECTED = /^_c_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 const SEQUENCE = /^(?:\d{10}|-\d{9,10})$/;
 
 /** A fresh protection prefix, `_c_<uuid>-`. */
-export function protectedPrefix(uuid: string = randomUUID()): string {
+export function protectedPrefix(uuid?: string): string {
+  // One per acquisition: a uuid of our own making needs no check.
+  if (uuid === undefined) return `_c_${randomUUID()}-`;
   if (typeof uuid !== 'string' || !UUID.test(uuid)) throw new InvalidArgumentError(`protectedPrefix: uuid must be a UUID (8-4-4-4-12 hex digits), got ${describe(uuid)}`);
   return `_c_${uuid}-`;
 }
@@ -40,6 +42,11 @@ export function protectedPrefix(uuid: string = randomUUID()): string {
 export function parseNode(name: string, kinds: readonly string[]): QueueNode | undefined {
   if (typeof name !== 'string') throw new InvalidArgumentError(`parseNode: name must be a string, got ${describe(name)}`);
   checkKinds(kinds);
+  return parseChecked(name, kinds);
+}
+
+/** {@link parseNode} once its arguments are checked (a listing's names: checked once for all). */
+function parseChecked(name: string, kinds: readonly string[]): QueueNode | undefined {
   const uuid = PROTECTED.exec(name)?.[1];
   const rest = uuid === undefined ? name : name.slice(uuid.length + 4);
   // A kind must be all that stands between the (optional) protection prefix and the sequence.
@@ -76,11 +83,15 @@ export function sortChildren(children: readonly string[], kinds: readonly string
   checkKinds(kinds);
   const nodes: QueueNode[] = [];
   for (const c of children) {
-    const n = parseNode(c, kinds);
+    if (typeof c !== 'string') throw new InvalidArgumentError(`sortChildren: children must be an array of names, got ${describe(c)} among them`);
+    const n = parseChecked(c, kinds);
     if (n) nodes.push(n);
   }
   return nodes.sort((x, y) => compareSeq(x.seq, y.seq) || kinds.indexOf(x.kind) - kinds.indexOf(y.kind) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
 }
+
+/** Below this many children a listing's sort and positions are computed by each reader. */
+const SHARED_MIN_CHILDREN = 32;
 
 /**
  * `compute` of a listing and a key, computed once per pair and kept as long as the listing is:
@@ -90,6 +101,8 @@ export function sortChildren(children: readonly string[], kinds: readonly string
 export function perListing<K, V>(compute: (children: readonly string[], key: K) => V): (children: readonly string[], key: K) => V {
   const memo = new WeakMap<readonly string[], Map<K, V>>();
   return (children, key) => {
+    // A short listing costs less to compute again than to remember (a weak map entry each).
+    if (children.length < SHARED_MIN_CHILDREN) return compute(children, key);
     let byKey = memo.get(children);
     if (byKey === undefined) {
       byKey = new Map();
@@ -111,6 +124,7 @@ const positions = new WeakMap<readonly QueueNode[], Map<string, number>>();
  * queue: the waits of one burst share one queue, and each looks itself up in it. @internal
  */
 export function positionIn(queue: readonly QueueNode[], name: string): number {
+  if (queue.length < SHARED_MIN_CHILDREN) return queue.findIndex((n) => n.name === name);
   let index = positions.get(queue);
   if (index === undefined) {
     index = new Map(queue.map((n, i) => [n.name, i]));

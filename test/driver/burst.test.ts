@@ -73,17 +73,28 @@ test('a semaphore burst shares its listing too, and never exceeds its leases', a
 
 test('shared listings: sorted once, positions and the foreign-layout look-up answered from one index', () => {
   const kinds = ['lock-'];
-  const children = ['_c_00000000-0000-4000-8000-000000000002-lock-0000000002', 'other', '_c_00000000-0000-4000-8000-000000000001-lock-0000000001'];
+  const name = (i: number, kind = 'lock-'): string => `_c_00000000-0000-4000-8000-${String(i).padStart(12, '0')}-${kind}${String(i).padStart(10, '0')}`;
+  // Long enough to be shared (a burst's listing); reversed, with a stranger among them.
+  const children = [...Array.from({ length: 40 }, (_, i) => name(40 - i)), 'other'];
   const q1 = sortChildrenShared(children, kinds);
   assert.equal(sortChildrenShared(children, kinds), q1, 'the same queue for the same listing');
   assert.deepEqual(q1, sortChildren(children, kinds));
   assert.ok(Object.isFrozen(q1));
-  assert.equal(positionIn(q1, children[2] as string), 0);
-  assert.equal(positionIn(q1, children[0] as string), 1);
+  assert.equal(positionIn(q1, name(1)), 0);
+  assert.equal(positionIn(q1, name(2)), 1);
   assert.equal(positionIn(q1, 'other'), -1);
   const own = ['lock'] as const;
   assert.equal(foreignChild(children, own), undefined);
-  const latch = ['_c_00000000-0000-4000-8000-000000000003-latch-0000000003'];
+  const latch = Array.from({ length: 40 }, (_, i) => name(i, 'latch-'));
   assert.match(foreignChild(latch, own)?.users ?? '', /LeaderLatch/);
   assert.equal(foreignChild(latch, own), foreignChild(latch, own), 'answered once per listing');
+  // A short listing is computed by each reader, with the same answers.
+  const short = [name(2), 'other', name(1)];
+  const q2 = sortChildrenShared(short, kinds);
+  assert.deepEqual(q2, sortChildren(short, kinds));
+  assert.ok(Object.isFrozen(q2));
+  assert.equal(positionIn(q2, name(1)), 0);
+  assert.equal(positionIn(q2, name(2)), 1);
+  assert.equal(positionIn(q2, 'other'), -1);
+  assert.match(foreignChild([name(3, 'latch-')], own)?.users ?? '', /LeaderLatch/);
 });
