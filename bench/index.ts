@@ -43,7 +43,7 @@ const WORKLOADS: Record<string, Workload> = {
   // The same two with a no-op subscriber on every diagnostics channel (the cost of tracing).
   raw_pipelined_traced: { run: traced(rawPipelined) },
   mutex_uncontended_traced: { run: traced(mutexUncontended) },
-  mutex_contended: { run: mutexContended },
+  mutex_contended: { run: withCpu(mutexContended) },
   semaphore: { run: (ctx) => semaphore(ctx) },
   semaphore_curator_v2: { run: (ctx) => semaphore(ctx, 'curator-v2') },
   rwlock: { run: rwlock },

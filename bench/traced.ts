@@ -21,7 +21,7 @@ export function withCpu(run: Run): Run {
     const before = process.cpuUsage();
     const line = await run(ctx);
     const used = process.cpuUsage(before);
-    return { ...line, client_cpu_us_per_op: Number(((used.user + used.system) / Number(line.ops)).toFixed(1)) };
+    return { ...line, client_cpu_us_per_op: Number(((used.user + used.system) / Number(line.ops)).toFixed(1)), client_sys_us_per_op: Number((used.system / Number(line.ops)).toFixed(1)) };
   };
 }
 

@@ -1,0 +1,179 @@
+// node scripts/wire-trace.mjs <impl> [workload]   (after npm run build:test; Curator needs javac and its jars)
+// impl: zk-recipes | zk-recipes-apart | curator. Starts a local ZooKeeper (as bench:compare does),
+// puts a pass-through proxy that timestamps every frame in front of it, runs one harness's
+// workload (default mutex_contended) through the proxy once warm-up then once measured, and
+// prints where the time of a lock handoff goes: the server's time per request type, and the
+// client's time from each frame it received to the request it sent next (its reaction). Both
+// implementations are seen by the same proxy on the same server, so their client times compare.
+import { spawn } from 'node:child_process';
+import { createServer, connect } from 'node:net';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { TestingServer } from '../build/src/testing/index.js';
+import { locateCurator } from '../build/test/java/curator.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const [impl = 'zk-recipes', workload = 'mutex_contended'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const OPS = { 1: 'create', 2: 'delete', 3: 'exists', 4: 'getData', 5: 'setData', 8: 'getChildren', 9: 'sync', 11: 'ping', 12: 'getChildren2', 14: 'multi', 15: 'create2', 18: 'checkWatches', 101: 'setWatches', 103: 'addWatch', 100: 'auth', '-11': 'closeSession' };
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** Every frame: conn, dir ('c' client→server, 's' server→client), t ms, xid, op (requests) or err (replies). */
+const frames = [];
+let recording = false;
+let nextConn = 0;
+
+function splitter(onFrame) {
+  let buf = Buffer.alloc(0);
+  return (chunk) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    while (buf.length >= 4) {
+      const len = buf.readInt32BE(0);
+      if (buf.length < 4 + len) break;
+      onFrame(buf.subarray(4, 4 + len));
+      buf = buf.subarray(4 + len);
+    }
+  };
+}
+
+async function proxy(targetPort) {
+  const srv = createServer((client) => {
+    const conn = nextConn++;
+    const upstream = connect(targetPort, '127.0.0.1');
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
+    let firstC = true;
+    let firstS = true;
+    const pending = new Map();
+    // A four-letter word (mntr, for the counters) passes through untouched.
+    client.once('data', (first) => {
+      if (/^[a-z]{4}$/.test(first.subarray(0, 4).toString('latin1'))) {
+        client.pipe(upstream).write(first);
+        upstream.pipe(client);
+        return;
+      }
+      upstream.on('data', fromServer);
+      const onC = fromClient;
+      onC(first);
+      client.on('data', onC);
+    });
+    const fromClient = splitter((f) => {
+      if (firstC) firstC = false;
+      else if (recording) {
+        const xid = f.readInt32BE(0);
+        const op = f.readInt32BE(4);
+        const fr = { conn, dir: 'c', t: now(), xid, op };
+        pending.set(xid, fr);
+        frames.push(fr);
+      }
+      const head = Buffer.alloc(4);
+      head.writeInt32BE(f.length);
+      upstream.write(Buffer.concat([head, f]));
+    });
+    const fromServer = splitter((f) => {
+      const head = Buffer.alloc(4);
+      head.writeInt32BE(f.length);
+      client.write(Buffer.concat([head, f]));
+      if (firstS) { firstS = false; return; }
+      if (!recording) return;
+      const xid = f.readInt32BE(0);
+      const err = f.readInt32BE(12);
+      const req = pending.get(xid);
+      if (req) pending.delete(xid);
+      frames.push({ conn, dir: 's', t: now(), xid, err, op: xid === -1 ? 'notify' : req?.op, req });
+    });
+    const end = () => { client.destroy(); upstream.destroy(); };
+    client.on('error', end); upstream.on('error', end); client.on('close', end); upstream.on('close', end);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return srv;
+}
+
+function harness(connectString) {
+  if (impl === 'curator') {
+    const inst = locateCurator();
+    const classes = mkdtempSync(join(tmpdir(), 'wtrace-'));
+    const anchors = join(root, 'bench', 'anchors');
+    const srcs = readdirSync(anchors).filter((f) => f.endsWith('.java')).map((f) => join(anchors, f));
+    const j = spawnSync(inst.javac, ['-nowarn', '-d', classes, '-cp', inst.classpath, ...srcs], { encoding: 'utf8' });
+    if (j.status !== 0) throw new Error(j.stderr);
+    return [inst.java, ['-Xmx256m', '-cp', [classes, inst.classpath].join(delimiter), 'anchors.CuratorBench', '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', '1']];
+  }
+  const args = [join(root, 'build', 'bench', 'index.js'), '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', '1'];
+  if (impl === 'zk-recipes-apart') args.push('--apart');
+  return [process.execPath, args];
+}
+
+const server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });
+const port = Number(server.connectString.split(':')[1]);
+const p = await proxy(port);
+const [cmd, args] = harness(`127.0.0.1:${p.address().port}`);
+// Record only the measured run: the harness prints its JSON line after it; the warm-up prints nothing.
+// Frames of the warm-up are dropped by starting to record on the first stderr mention of the run.
+recording = true;
+const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+let out = '';
+child.stdout.on('data', (d) => { out += d; });
+await new Promise((r) => child.on('close', r));
+p.close();
+await server.close();
+console.log(out.trim());
+
+// The measured run's sessions are the later half of the connections (the warm-up opened as many).
+const run = frames.filter((f) => f.conn >= nextConn / 2);
+
+const name = (op) => OPS[op] ?? String(op);
+const med = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor(s.length / 2)] : NaN; };
+const p90 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor(s.length * 0.9)] : NaN; };
+const serverTime = new Map();
+for (const f of run) if (f.dir === 's' && f.req) {
+  const k = name(f.req.op);
+  (serverTime.get(k) ?? serverTime.set(k, []).get(k)).push(f.t - f.req.t);
+}
+console.log('server time per request (proxy → reply at proxy), ms: type count p50 p90');
+for (const [k, v] of serverTime) console.log(`  ${k.padEnd(14)} ${String(v.length).padStart(6)} ${med(v).toFixed(3)} ${p90(v).toFixed(3)}`);
+// Client reaction: a request's gap since the last frame its connection received.
+const lastIn = new Map();
+const reaction = new Map();
+for (const f of run) {
+  if (f.dir === 's') { lastIn.set(f.conn, f); continue; }
+  if (f.op === 11) continue;
+  const prev = lastIn.get(f.conn);
+  if (!prev) continue;
+  const k = `${prev.op === 'notify' ? 'notify' : name(prev.op) + ' reply'} → ${name(f.op)}`;
+  (reaction.get(k) ?? reaction.set(k, []).get(k)).push(f.t - prev.t);
+  lastIn.delete(f.conn);
+}
+const ops = JSON.parse(out.trim().split('\n').pop() ?? '{}').ops ?? 0;
+console.log('client reaction (last frame received → next request sent), ms: transition count p50 p90');
+for (const [k, v] of [...reaction].sort((a, b) => b[1].length - a[1].length)) if (v.length >= ops / 10) console.log(`  ${k.padEnd(34)} ${String(v.length).padStart(6)} ${med(v).toFixed(3)} ${p90(v).toFixed(3)}`);
+
+// A handoff: a delete sent on one connection, the notification it causes on another, that
+// connection's next request and its reply.
+const chain = { commit: [], react: [], read: [] };
+let lastDelete;
+const pendingNotify = new Map();
+for (const f of run) {
+  if (f.dir === 'c' && f.op === 2) lastDelete = f;
+  else if (f.dir === 's' && f.op === 'notify' && lastDelete && lastDelete.conn !== f.conn) pendingNotify.set(f.conn, { del: lastDelete, notify: f });
+  else if (f.dir === 'c' && f.op !== 11 && pendingNotify.has(f.conn)) {
+    const p = pendingNotify.get(f.conn);
+    pendingNotify.delete(f.conn);
+    chain.commit.push(p.notify.t - p.del.t);
+    chain.react.push(f.t - p.notify.t);
+    p.req = f;
+    pendingNotify.set(`reply:${f.conn}:${f.xid}`, p);
+  } else if (f.dir === 's' && pendingNotify.has(`reply:${f.conn}:${f.xid}`)) {
+    const p = pendingNotify.get(`reply:${f.conn}:${f.xid}`);
+    pendingNotify.delete(`reply:${f.conn}:${f.xid}`);
+    chain.read.push(f.t - p.req.t);
+  }
+}
+if (chain.commit.length) {
+  console.log(`handoffs seen: ${chain.commit.length}; ms p50 (p90):`);
+  console.log(`  delete sent → notification out (server)        ${med(chain.commit).toFixed(3)} (${p90(chain.commit).toFixed(3)})`);
+  console.log(`  notification → next request (waiter's client) ${med(chain.react).toFixed(3)} (${p90(chain.react).toFixed(3)})`);
+  console.log(`  that request → its reply (server)              ${med(chain.read).toFixed(3)} (${p90(chain.read).toFixed(3)})`);
+}
