@@ -24,7 +24,7 @@ import { table } from './bench-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const anchorsDir = join(root, 'bench', 'anchors');
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string', default: '1' }, 'no-apart': { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string', default: '3' }, 'no-apart': { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) {
   console.error('bench:compare: --rounds must be a positive integer');

@@ -1,4 +1,4 @@
-// node scripts/wire-trace.mjs <impl> [workload]   (after npm run build:test; Curator needs javac and its jars)
+// node scripts/wire-trace.mjs <impl> [workload] [--warmup=N]   (default 3 unmeasured runs first; after npm run build:test; Curator needs javac and its jars)
 // impl: zk-recipes | zk-recipes-apart | curator. Starts a local ZooKeeper (as bench:compare does),
 // puts a pass-through proxy that timestamps every frame in front of it, runs one harness's
 // workload (default mutex_contended) through the proxy once warm-up then once measured, and
@@ -17,6 +17,8 @@ import { locateCurator } from '../build/test/java/curator.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [impl = 'zk-recipes', workload = 'mutex_contended'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+// Unmeasured runs first, in the same process (as bench:compare's --warmup).
+const warmup = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? 3);
 const OPS = { 1: 'create', 2: 'delete', 3: 'exists', 4: 'getData', 5: 'setData', 8: 'getChildren', 9: 'sync', 11: 'ping', 12: 'getChildren2', 14: 'multi', 15: 'create2', 18: 'checkWatches', 101: 'setWatches', 103: 'addWatch', 100: 'auth', '-11': 'closeSession' };
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
@@ -99,9 +101,9 @@ function harness(connectString) {
     const srcs = readdirSync(anchors).filter((f) => f.endsWith('.java')).map((f) => join(anchors, f));
     const j = spawnSync(inst.javac, ['-nowarn', '-d', classes, '-cp', inst.classpath, ...srcs], { encoding: 'utf8' });
     if (j.status !== 0) throw new Error(j.stderr);
-    return [inst.java, ['-Xmx256m', '-cp', [classes, inst.classpath].join(delimiter), 'anchors.CuratorBench', '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', '1']];
+    return [inst.java, ['-Xmx256m', '-cp', [classes, inst.classpath].join(delimiter), 'anchors.CuratorBench', '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', String(warmup)]];
   }
-  const args = [join(root, 'build', 'bench', 'index.js'), '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', '1'];
+  const args = [join(root, 'build', 'bench', 'index.js'), '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', String(warmup)];
   if (impl === 'zk-recipes-apart') args.push('--apart');
   return [process.execPath, args];
 }
@@ -121,8 +123,8 @@ p.close();
 await server.close();
 console.log(out.trim());
 
-// The measured run's sessions are the later half of the connections (the warm-up opened as many).
-const run = frames.filter((f) => f.conn >= nextConn / 2);
+// The measured run's sessions are the last of the connections (each warm-up run opened as many).
+const run = frames.filter((f) => f.conn >= (nextConn * warmup) / (warmup + 1));
 
 const name = (op) => OPS[op] ?? String(op);
 const med = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor(s.length / 2)] : NaN; };
