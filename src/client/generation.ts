@@ -8,6 +8,7 @@
  */
 import type { Socket } from 'node:net';
 import { LossClock } from './loss-clock.js';
+import { keepSubscribed } from '../util/signals.js';
 import { backoffDelay, type Backoff } from './retry.js';
 import { CM_STATE, createRawClient, emitChildrenChanged, forgetWatcher, hasOneShotWatcher, sendSync, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import { WatchRegistry } from './watch-registry.js';
@@ -176,6 +177,8 @@ export class Generation {
     options: GenerationOptions,
     private readonly hooks: GenerationHooks,
   ) {
+    // Every call, wait and held lock of the session follows it: one listener for its whole life.
+    keepSubscribed(this.controller.signal);
     this.raw = createRawClient(options.connectString, {
       sessionTimeoutMs: options.sessionTimeoutMs,
       spinDelayMs: options.spinDelayMs,

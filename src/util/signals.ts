@@ -23,11 +23,17 @@ const kept = new WeakSet<AbortSignal>();
 
 /**
  * Keeps the one listener of ours on `signal` once added, even when nobody is subscribed: for a
- * signal owned by one object and living as long as it (a recipe's close signal), on which a
- * busy recipe would otherwise add and remove a DOM listener on every wait, at a cost each time.
+ * signal owned by one object and living as long as it (a recipe's close signal, a session
+ * generation's), on which a busy recipe would otherwise add and remove a DOM listener on every
+ * wait and every release, at a cost each time.
  */
 export function keepSubscribed(signal: AbortSignal): void {
   kept.add(signal);
+}
+
+/** How many subscriptions of ours `signal` has now (tests: none may be left once waits end). */
+export function subscriberCount(signal: AbortSignal): number {
+  return fans.get(signal)?.subscribers.size ?? 0;
 }
 
 /**

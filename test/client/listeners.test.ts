@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { LockLostError, LockTimeoutError, OperationTimeoutError } from '../../src/errors.js';
 import { DistributedQueue, LeaderLatch, Mutex, ReadWriteLock, Semaphore, type LockHandle, type ZkSession } from '../../src/index.js';
 import { expireSession, waitFor } from '../../src/testing/index.js';
+import { subscriberCount } from '../../src/util/signals.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
 
 const fx = new ServerFixture();
@@ -50,12 +51,17 @@ async function noWarnings(body: () => Promise<void>): Promise<void> {
   );
 }
 
-/** The shared signals are back to no listener of ours, and no composite refers to them. */
-function atBaseline(...signals: AbortSignal[]): void {
-  for (const s of signals) {
-    assert.equal(listeners(s), 0, 'abort listeners left on a shared signal');
+/**
+ * The shared signals are back to no subscription of ours and no composite refers to them; a
+ * caller's signal has no listener of ours left, a session's at most its one kept listener.
+ */
+function atBaseline(user: AbortSignal | undefined, session: AbortSignal): void {
+  for (const s of user ? [user, session] : [session]) {
+    assert.equal(subscriberCount(s), 0, 'subscriptions left on a shared signal');
     assert.equal(composedFrom(s), 0, 'composed signals left in a shared signal');
   }
+  if (user) assert.equal(listeners(user), 0, "abort listeners left on the caller's signal");
+  assert.ok(listeners(session) <= 1, `${listeners(session)} abort listeners on the session's signal`);
 }
 
 /** Waits until `path` has `count` children. */
@@ -154,7 +160,7 @@ describe('hundreds of waits on one session', () => {
       await waitFor(() => session.state === 'CONNECTED', { timeoutMs: 20_000, message: 'a new session' });
       await Promise.all(leases.map((h) => h[Symbol.asyncDispose]()));
     });
-    atBaseline(session.signal);
+    atBaseline(undefined, session.signal);
     await semaphore.close();
   });
 
