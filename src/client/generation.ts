@@ -24,7 +24,8 @@ interface Pending {
 }
 
 /** Listeners of one server-side watch; one stable nzc watcher function per (kind, path). */
-interface WatchEntry {
+/** One watched (kind, path) of a generation, shared by every caller waiting on it. */
+export interface WatchEntry {
   readonly kind: RawWatchKind;
   readonly path: string;
   readonly fn: (event: RawEvent) => void;
@@ -460,8 +461,9 @@ export class Generation {
    * read's reply callback: a notification can follow the reply in the same socket chunk.
    * `sentFn` is the watcher sent with the read; if its entry fired meanwhile (an earlier watch on
    * the same path), the server still set a new watch with our read, so a fresh entry takes it.
+   * Returns the entry the listener is filed under (for {@link detach}).
    */
-  attach(kind: RawWatchKind, path: string, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void, listener: WatchListener): () => void {
+  attach(kind: RawWatchKind, path: string, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void, listener: WatchListener): WatchEntry {
     let entry = this.watches.get(`${kind}:${path}`);
     if (entry && entry.fn === sentFn) entry.inflight -= 1;
     else {
@@ -469,10 +471,9 @@ export class Generation {
       entry ??= this.newEntry(kind, path);
       for (const t of tables) registerWatcher(this.raw, t, path, entry.fn);
     }
-    const e = entry;
-    e.armed = true;
-    e.listeners.add(listener);
-    return () => this.unlisten(e, listener);
+    entry.armed = true;
+    entry.listeners.add(listener);
+    return entry;
   }
 
   /** A read sent with `sentFn` failed: it set no watch. */
@@ -483,7 +484,8 @@ export class Generation {
     if (entry.listeners.size === 0 && entry.inflight === 0) this.retire(entry, entry.armed);
   }
 
-  private unlisten(entry: WatchEntry, listener: WatchListener): void {
+  /** `listener` (attached to `entry`) no longer waits: the watch goes once nobody waits for it. */
+  detach(entry: WatchEntry, listener: WatchListener): void {
     if (!entry.listeners.delete(listener) || entry.fired || entry.listeners.size > 0 || entry.inflight > 0) return;
     this.retire(entry, true);
   }
