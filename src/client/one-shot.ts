@@ -7,7 +7,7 @@
  */
 import type { Generation, WatchEntry, WatchListener } from './generation.js';
 import type { RawEvent, RawWatchKind, WatcherTableName } from './nzc.js';
-import type { Watched, WatchEvent } from './types.js';
+import type { WatchEvent } from './types.js';
 
 const noop = (): void => undefined;
 
@@ -24,7 +24,9 @@ export function watchSettled(changed: Promise<WatchEvent>): boolean {
 }
 
 /** A watch its caller drops with `stop()` (see `ZkSession.dataWatch`). */
-export interface StoppableWatch<T> extends Watched<T> {
+export interface StoppableWatch {
+  /** Settles when the watch fires; rejects when the session ends or it is stopped. */
+  readonly changed: Promise<WatchEvent>;
   /** Drops the watch (on the server too, once nobody waits there): `changed` rejects with `reason`. */
   stop(reason: unknown): void;
 }
@@ -34,11 +36,9 @@ export interface StoppableWatch<T> extends Watched<T> {
  * session ended) or is stopped. An object with methods rather than closures: a lock waiter keeps
  * one or two for as long as it waits, and thousands may wait in one process.
  */
-export class OneShot<T = unknown> implements WatchListener, StoppableWatch<T> {
+export class OneShot implements WatchListener, StoppableWatch {
   /** Settles when the watch fires; rejects when it fails or is stopped. */
   readonly changed: Promise<WatchEvent>;
-  /** The read's result, once answered. */
-  result!: T;
   /** Called once it settles (the caller's abort subscription, if any). */
   unsubscribe: () => void = noop;
   private fulfil!: (event: WatchEvent) => void;

@@ -110,6 +110,8 @@ const noop = (): void => undefined;
 
 export { watchSettled } from './one-shot.js';
 
+const watchOf = (r: { watch: OneShot }): OneShot => r.watch;
+
 /** Requests only the ensemble's leader answers (when they succeed): they move the loss clock. */
 const VIA_LEADER: ReadonlySet<keyof SessionCounters> = new Set(['create', 'delete', 'setData', 'multi', 'sync']);
 
@@ -635,16 +637,17 @@ export class ZkSession extends SessionLifecycle {
   }
 
   /**
-   * Reads data and sets a data watch atomically, like {@link getDataWatch}, for a caller that
-   * keeps the watch long and drops it with `stop()` instead of a signal (a lock waiter: no
-   * AbortController and no listener per watch). The read itself is not bounded.
+   * Sets a data watch with a read, like {@link getDataWatch}, for a caller that only needs the
+   * watch (the read's data is not kept), keeps it long and drops it with `stop()` instead of a
+   * signal: a lock waiter, with no AbortController and no listener per watch. Rejects with
+   * `NoNodeError` when the node is gone (no watch is left then). The read itself is not bounded.
    *
    * @internal
    */
-  dataWatch(path: string): Promise<StoppableWatch<DataResult>> {
+  dataWatch(path: string): Promise<StoppableWatch> {
     return this.guard(() => {
       validatePath(path);
-      return this.setWatch('getData', path, undefined, (w, spec) => this.rawGetData(path, spec, w));
+      return this.setWatch('getData', path, undefined, (w, spec) => this.rawGetData(path, spec, w)).then(watchOf);
     });
   }
 
@@ -656,8 +659,8 @@ export class ZkSession extends SessionLifecycle {
     return this.guard(async () => {
       validatePath(path);
       const signal = callSignal(options, `${op}Watch`, WATCH_OPTION_KEYS);
-      const w = await this.setWatch(op, path, signal, read);
-      return { result: w.result, changed: w.changed };
+      const { result, watch } = await this.setWatch(op, path, signal, read);
+      return { result, changed: watch.changed };
     });
   }
 
@@ -666,18 +669,17 @@ export class ZkSession extends SessionLifecycle {
    * abandoned once sent (its reply says whether the watch is set), but the caller is not kept
    * past `signal`: a late reply arms the watch and removes it at once.
    */
-  private setWatch<T>(op: 'exists' | 'getData' | 'getChildren', path: string, signal: AbortSignal | undefined, read: (arm: Arm, spec: CallSpec) => Promise<T>): Promise<OneShot<T>> {
+  private setWatch<T>(op: 'exists' | 'getData' | 'getChildren', path: string, signal: AbortSignal | undefined, read: (arm: Arm, spec: CallSpec) => Promise<T>): Promise<{ result: T; watch: OneShot }> {
     signal?.throwIfAborted();
     this.checkWatch({ type: op, path });
     const kind = op === 'getChildren' ? 'child' : 'data';
-    const watch = new OneShot<T>();
+    const watch = new OneShot();
     const arm: Arm = (g, tables, fn) => watch.arm(g, kind, path, tables, fn);
     const reply = this.retrying((ledger) => read(arm, { signal, ledger }), signal, 'read').then((result) => {
-      watch.result = result;
       if (signal?.aborted) watch.stop(signal.reason);
       // Not once it fired (the notification can come with the reply): nothing would unsubscribe.
       else if (signal && !watch.settled) watch.unsubscribe = onAbort(signal, (reason) => watch.stop(reason));
-      return watch;
+      return { result, watch };
     });
     return raceAbort(reply, signal);
   }

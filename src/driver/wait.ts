@@ -47,13 +47,20 @@ interface View {
 /** How a wait ended: not granted (a try-once), or granted (and whether we are the head). */
 export type Turn = 'no' | { readonly release: 'plain' | 'mark'; readonly head: boolean };
 
-/** A watch of one waited-on node: a server watch, or (`local`) a node of this process followed here. */
+/**
+ * A watch of one waited-on node: a server watch (the session's, dropped with `stop`), or
+ * (`local`) a node of this process followed here.
+ */
 interface WatchRecord {
-  readonly abort: AbortController;
   readonly changed: Promise<WatchEvent>;
-  readonly local: boolean;
+  readonly local?: boolean;
+  stop(reason: unknown): void;
 }
 
+/** Whether a wait has ended (a watch whose read was still on its way then drops itself). */
+interface Scope {
+  ended: boolean;
+}
 
 const noop = (): void => undefined;
 
@@ -63,7 +70,10 @@ const noop = (): void => undefined;
  */
 export const MARK_MIN_CHILDREN = 32;
 
-/** Why a wait's scope aborted (it ended); only ever tested with `aborted`. */
+/**
+ * Why a wait drops its watches (it ended): their `changed` rejects with it, and nobody listens
+ * then. Shared: a fresh error (or abort()'s DOMException) would build a stack every time.
+ */
 const WAIT_ENDED = new Error('the wait ended');
 
 /** Waits of one lock directory's acquisitions. */
@@ -103,11 +113,11 @@ export class TurnWait {
     let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
     const watches = new Map<string, WatchRecord>();
     const dropWatch = (name: string): void => {
-      watches.get(name)?.abort.abort();
+      watches.get(name)?.stop(WAIT_ENDED);
       watches.delete(name);
     };
-    // Aborted when this wait ends: a watch whose read was still on its way then removes itself.
-    const scope = new AbortController();
+    // Ended when this wait ends: a watch whose read was still on its way then removes itself.
+    const scope: Scope = { ended: false };
     const events = new WatchEvents();
     for (const w of own.started) events.followOwn(w);
     // Once we wait: our node goes with its session, so the wait ends then, as a server watch's
@@ -140,7 +150,7 @@ export class TurnWait {
         for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
         const gone = new Set<string>();
         for (;;) {
-          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope.signal, entered.ownerSignal), giveUp);
+          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope, entered.ownerSignal), giveUp);
           events.follow(watches);
           for (const name of missing) gone.add(name);
           if (missing.length === 0) {
@@ -175,8 +185,7 @@ export class TurnWait {
       }
     } finally {
       ownerEnded();
-      // A shared reason: abort() without one builds a DOMException (and its stack) every time.
-      scope.abort(WAIT_ENDED);
+      scope.ended = true;
       // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
       // release; their watches then fire unheard, which costs the server less than a removal
       // request each now. Given up: nothing of ours may linger, so they are removed.
@@ -282,18 +291,15 @@ export class TurnWait {
    * call set are dropped, and the first error is thrown; so is a watch set after `scope` aborted
    * (the wait ended meanwhile).
    */
-  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: AbortSignal, owner: AbortSignal): Promise<string[]> {
+  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: Scope, owner: AbortSignal): Promise<string[]> {
     const todo = names.filter((name) => !watches.has(name));
     const results = await Promise.allSettled(
       todo.map(async (name): Promise<WatchRecord> => {
         const path = joinPath(this.dir, name);
         // A node of our own session: we are told here when it goes, with no request.
         const followed = localNodes.follow(this.key(path), path, owner);
-        if (followed) return { ...followed, local: true };
-        const abort = new AbortController();
-        const w = await this.session.getDataWatch(path, { signal: abort.signal });
-        w.changed.catch(noop);
-        return { abort, changed: w.changed, local: false };
+        if (followed) return followed;
+        return this.session.dataWatch(path);
       }),
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof NoNodeError));
@@ -303,7 +309,7 @@ export class TurnWait {
       if (r.status === 'rejected') {
         // Gone already: no watch was left on the server (getData, not exists).
         if (r.reason instanceof NoNodeError) gone.push(name);
-      } else if (failed || scope.aborted) r.value.abort.abort();
+      } else if (failed || scope.ended) r.value.stop(WAIT_ENDED);
       else watches.set(name, r.value);
     }
     if (failed) throw failed.reason;
