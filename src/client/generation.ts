@@ -29,7 +29,8 @@ export interface WatchEntry {
   readonly kind: RawWatchKind;
   readonly path: string;
   readonly fn: (event: RawEvent) => void;
-  readonly listeners: Set<WatchListener>;
+  /** Its callers: one alone (the usual case: no Set per watch), or several. */
+  listeners: Listeners;
   fired: boolean;
   /** Reads sent with this entry's watcher and not answered yet. */
   inflight: number;
@@ -41,6 +42,21 @@ export interface WatchEntry {
 export interface WatchListener {
   resolve(event: WatchEvent): void;
   reject(reason: unknown): void;
+}
+
+/** A watch's callers: none, one, or a set of two or more. */
+type Listeners = WatchListener | Set<WatchListener> | undefined;
+
+/** `ls` with `l` (filed once). */
+function withListener(ls: Listeners, l: WatchListener): Listeners {
+  if (ls === undefined || ls === l) return l;
+  if (ls instanceof Set) return ls.add(l);
+  return new Set([ls, l]);
+}
+
+/** The callers in `ls`, as a list (a copy: a caller may detach another meanwhile). */
+function listenersOf(ls: Listeners): readonly WatchListener[] {
+  return ls === undefined ? [] : ls instanceof Set ? [...ls] : [ls];
 }
 
 const EVENT_TYPES: Record<number, WatchEventType> = {
@@ -438,7 +454,7 @@ export class Generation {
     const e: WatchEntry = {
       kind,
       path,
-      listeners: new Set(),
+      listeners: undefined,
       fired: false,
       inflight: 0,
       armed: false,
@@ -449,7 +465,7 @@ export class Generation {
         if (this.watches.get(key) === e) this.watches.delete(key);
         this.hooks.watchFired();
         const event: WatchEvent = { type: EVENT_TYPES[raw.type] ?? 'NODE_DATA_CHANGED', path: raw.path };
-        for (const l of e.listeners) l.resolve(event);
+        for (const l of listenersOf(e.listeners)) l.resolve(event);
       },
     };
     this.watches.set(key, e);
@@ -472,7 +488,7 @@ export class Generation {
       for (const t of tables) registerWatcher(this.raw, t, path, entry.fn);
     }
     entry.armed = true;
-    entry.listeners.add(listener);
+    entry.listeners = withListener(entry.listeners, listener);
     return entry;
   }
 
@@ -481,12 +497,16 @@ export class Generation {
     const entry = this.watches.get(`${kind}:${path}`);
     if (!entry || entry.fn !== sentFn) return;
     entry.inflight -= 1;
-    if (entry.listeners.size === 0 && entry.inflight === 0) this.retire(entry, entry.armed);
+    if (entry.listeners === undefined && entry.inflight === 0) this.retire(entry, entry.armed);
   }
 
   /** `listener` (attached to `entry`) no longer waits: the watch goes once nobody waits for it. */
   detach(entry: WatchEntry, listener: WatchListener): void {
-    if (!entry.listeners.delete(listener) || entry.fired || entry.listeners.size > 0 || entry.inflight > 0) return;
+    const ls = entry.listeners;
+    if (ls === listener) entry.listeners = undefined;
+    else if (ls instanceof Set && ls.delete(listener)) entry.listeners = ls.size > 0 ? ls : undefined;
+    else return;
+    if (entry.fired || entry.listeners !== undefined || entry.inflight > 0) return;
     this.retire(entry, true);
   }
 
@@ -543,7 +563,7 @@ export class Generation {
     for (const u of this.waiting.splice(0)) clearTimeout(u.timer);
     for (const p of [...this.pending]) p.reject(reason);
     this.pending.clear();
-    for (const entry of this.watches.values()) for (const l of entry.listeners) l.reject(reason);
+    for (const entry of this.watches.values()) for (const l of listenersOf(entry.listeners)) l.reject(reason);
     this.watches.clear();
     this.persistent.endAll(reason);
     this.raw.removeAllListeners();

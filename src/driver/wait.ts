@@ -185,6 +185,7 @@ export class TurnWait {
       }
     } finally {
       ownerEnded();
+      events.close();
       scope.ended = true;
       // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
       // release; their watches then fire unheard, which costs the server less than a removal
