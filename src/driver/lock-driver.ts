@@ -200,15 +200,16 @@ export class LockDriver {
         // Create only while connected: a create queued in an outage would go out long after.
         // After LOST with renewal off this rejects (SessionExpiredError).
         await this.connected(req.timeoutMs === 0, giveUp);
-        const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
+        // Awaited in a try, not with a .catch closure: nothing more is kept while it waits.
+        try {
+          return await this.attempt(req, prefix, giveUp);
+        } catch (err) {
           const restart = err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed);
           // A node in another's place is valid only beside it, in its session: never start over.
           if (req.inPlaceOf && (restart || err instanceof SessionExpiredError)) throw placeLost(req.inPlaceOf, err instanceof Restart ? err.message : 'its session ended', err);
           // The session was lost (or our node deleted) mid-way: start over in the current session.
-          if (restart) return undefined;
-          throw err;
-        });
-        if (held !== undefined) return held;
+          if (!restart) throw err;
+        }
       }
     } catch (err) {
       if (link?.timedOut && !req.signal?.aborted) return null;

@@ -6,12 +6,11 @@
  * @module
  */
 import type { WatchEvent } from '../client/types.js';
-import { onAbort } from '../util/signals.js';
+import { follow, unfollow, type AbortFollower } from '../util/signals.js';
 
 /** Our node vanished while we waited (deleted by someone, or the session went): start over. */
 export class Restart extends Error {}
 
-const noop = (): void => undefined;
 
 /** A watch event of one wait, or why the wait must end. */
 type Fired = { readonly name: string; readonly type: WatchEvent['type'] } | { readonly error: unknown };
@@ -24,7 +23,7 @@ type Fired = { readonly name: string; readonly type: WatchEvent['type'] } | { re
  *
  * @internal
  */
-export class WatchEvents {
+export class WatchEvents implements AbortFollower {
   private readonly fired: Fired[] = [];
   private readonly followed = new WeakSet<object>();
   /** The pending {@link next}: the names it waits for, and how it settles (fields, not closures). */
@@ -33,7 +32,8 @@ export class WatchEvents {
   private reject: ((reason: unknown) => void) | undefined;
   /** The signal {@link next} gives up with, followed once for every call with it (see {@link close}). */
   private giveUp: AbortSignal | undefined;
-  private unsubscribe: () => void = noop;
+  /** The signal whose abort ends the wait like an event (see {@link endWith}). */
+  private ender: AbortSignal | undefined;
 
   /** Follows every watch of `watches` not yet followed; an event counts only while its watch is the one in `watches`. */
   follow(watches: ReadonlyMap<string, { changed: Promise<WatchEvent> }>): void {
@@ -67,6 +67,21 @@ export class WatchEvents {
   }
 
   /**
+   * Ends the wait (like {@link fail}) with the reason of `signal` once it aborts (it must not
+   * have yet); until {@link close}.
+   */
+  endWith(signal: AbortSignal): void {
+    this.ender = signal;
+    follow(signal, this);
+  }
+
+  /** A followed signal aborted: the give-up signal rejects the pending call, the ending one fails the wait. */
+  signalAborted(signal: AbortSignal): void {
+    if (signal === this.giveUp) this.settle(undefined, signal.reason);
+    if (signal === this.ender) this.fail(signal.reason);
+  }
+
+  /**
    * The next event of a name in `names` (others are stale: watches of an earlier window); rejects
    * with `giveUp`'s reason. Not async, and one subscription to `giveUp` however many times a
    * wait asks: a waiter keeps no suspended frame and no closures here while it waits.
@@ -84,10 +99,15 @@ export class WatchEvents {
     });
   }
 
-  /** Stops following the signal {@link next} gave up with (call it once the wait ended). */
+  /** Stops following the signals (call it once the wait ended). */
   close(): void {
-    this.unsubscribe();
-    this.unsubscribe = noop;
+    if (this.ender) unfollow(this.ender, this);
+    this.ender = undefined;
+    this.unlisten();
+  }
+
+  private unlisten(): void {
+    if (this.giveUp && this.giveUp !== this.ender) unfollow(this.giveUp, this);
     this.giveUp = undefined;
   }
 
@@ -99,10 +119,10 @@ export class WatchEvents {
 
   private listen(giveUp: AbortSignal | undefined): void {
     if (giveUp === this.giveUp) return;
-    this.close();
+    this.unlisten();
     this.giveUp = giveUp;
-    // Through onAbort: `giveUp` may be a signal many waits share (a recipe's close signal).
-    if (giveUp) this.unsubscribe = onAbort(giveUp, (reason) => this.settle(undefined, reason));
+    // Through follow: `giveUp` may be a signal many waits share (a recipe's close signal).
+    if (giveUp) follow(giveUp, this);
   }
 
   private push(e: Fired): void {
