@@ -48,7 +48,8 @@ async function settled(probe: () => Promise<{ state: string; done: boolean }>, d
 
 /**
  * With `BENCH_HEAP_SNAPSHOT_DIR` set, writes a heap snapshot named `<name>.heapsnapshot` there
- * (after the reading it goes with; `scripts/heap-per-item.mjs` compares two of them).
+ * (after the reading it goes with; `scripts/heap-per-item.mjs` compares two of them). Writing one
+ * blocks the process for seconds at 10 000 waiters, long enough for its sessions to be lost.
  */
 function snapshot(name: string): void {
   const dir = process.env.BENCH_HEAP_SNAPSHOT_DIR;

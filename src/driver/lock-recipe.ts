@@ -304,6 +304,12 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       link?.dispose();
       this.pending.delete(attempt);
     }
+    // The rest in a method of its own: this frame, kept while the acquisition waits, stays small.
+    return await this.handOut(held, tryOnce, timeoutMs, ctx, startedAt);
+  }
+
+  /** A grant (or none) becomes a handle this instance tracks. */
+  private async handOut(held: HeldNodes | null, tryOnce: boolean, timeoutMs: number | undefined, ctx: AcquireContext | undefined, startedAt: number): Promise<LockHandle | null> {
     if (!held) {
       if (tryOnce) {
         if (points.lockMiss.hasSubscribers) points.lockMiss.publish({ ...this.traceAs, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId });

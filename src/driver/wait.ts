@@ -140,22 +140,23 @@ export class TurnWait {
         if (!own.allWatched && this.mayHoldUnlisted(waiting, view)) for (const w of own.watchAll()) events.followOwn(w);
         const names = waiting.nodes.map((n) => n.name);
         for (const name of watches.keys()) if (!names.includes(name)) dropWatch(watches, name);
-        const gone = new Set<string>();
+        // An array, not a Set, in this long-kept frame: it holds a node or two.
+        const gone: string[] = [];
         for (;;) {
           const missing = await raceAbort(this.watchAll(without(names, gone), watches, scope, entered.ownerSignal), giveUp);
           events.follow(watches);
-          for (const name of missing) gone.add(name);
+          for (const name of missing) if (!gone.includes(name)) gone.push(name);
           if (missing.length === 0) {
             const event = await events.next(names, giveUp);
             watches.delete(event.name);
             // Changed, not deleted: watch it again.
             if (event.type !== 'NODE_DELETED') continue;
-            gone.add(event.name);
+            if (!gone.includes(event.name)) gone.push(event.name);
           }
           break;
         }
         // The decision in a helper: its values are not kept in this frame, which waits long.
-        const turn = await this.afterGone(waiting, gone, own, events, giveUp, view);
+        const turn = await this.afterGone(waiting, new Set(gone), own, events, giveUp, view);
         if (turn) {
           granted = true;
           return turn;
@@ -344,8 +345,8 @@ function dropWatch(watches: Map<string, WatchRecord>, name: string): void {
 }
 
 /** `names` but those in `gone`. */
-function without(names: readonly string[], gone: ReadonlySet<string>): string[] {
-  return names.filter((n) => !gone.has(n));
+function without(names: readonly string[], gone: readonly string[]): string[] {
+  return names.filter((n) => !gone.includes(n));
 }
 
 /** A flat copy of `s`: V8 keeps a sliced string's parent alive. */
