@@ -1,5 +1,7 @@
 // Scale workloads ("how cost grows"), lock side: one JSON line per size, each size run in a
 // fresh context (own root path, own sessions). Memory is the client's: heap after a full GC.
+import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { Mutex, ZkSession, type LockHandle } from '../src/index.js';
 import { waitFor } from '../src/testing/index.js';
 import type { BenchContext } from './context.js';
@@ -42,6 +44,16 @@ async function settled(probe: () => Promise<{ state: string; done: boolean }>, d
     { timeoutMs: Math.max(0, Math.round(deadline - performance.now())), intervalMs, message: 'the waiters queued and their sessions quiet' },
   );
   return changedAt;
+}
+
+/**
+ * With `BENCH_HEAP_SNAPSHOT_DIR` set, writes a heap snapshot named `<name>.heapsnapshot` there
+ * (after the reading it goes with; `scripts/heap-per-item.mjs` compares two of them). Writing one
+ * blocks the process for seconds at 10 000 waiters, long enough for its sessions to be lost.
+ */
+function snapshot(name: string): void {
+  const dir = process.env.BENCH_HEAP_SNAPSHOT_DIR;
+  if (dir) writeHeapSnapshot(join(dir, `${name}.heapsnapshot`));
 }
 
 const perN = (a: number, b: number, n: number, digits = 2): number => round((b - a) / n, digits);
@@ -123,6 +135,7 @@ export async function scaleWaiters(ctx: BenchContext, n: number, deadline: numbe
   const first = await holderMutex.acquire();
   const chain = new GrantChain(first.fencingToken);
   const base = memoryAfterGc();
+  snapshot(`waiters-${n}-base`);
   const c0 = clientCounters(sessions);
   const b0 = bytes();
   const t0 = performance.now();
@@ -135,6 +148,7 @@ export async function scaleWaiters(ctx: BenchContext, n: number, deadline: numbe
   }, deadline);
   const burstSeconds = (quietAt - t0) / 1000;
   const peak = memoryAfterGc();
+  snapshot(`waiters-${n}-queued`);
   const c1 = clientCounters(sessions);
   const b1 = bytes();
   // The server's counters over the drain only (the probes above are requests too).

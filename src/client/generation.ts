@@ -25,11 +25,13 @@ interface Pending {
 }
 
 /** Listeners of one server-side watch; one stable nzc watcher function per (kind, path). */
-interface WatchEntry {
+/** One watched (kind, path) of a generation, shared by every caller waiting on it. */
+export interface WatchEntry {
   readonly kind: RawWatchKind;
   readonly path: string;
   readonly fn: (event: RawEvent) => void;
-  readonly listeners: Set<WatchListener>;
+  /** Its callers: one alone (the usual case: no Set per watch), or several. */
+  listeners: Listeners;
   fired: boolean;
   /** Reads sent with this entry's watcher and not answered yet. */
   inflight: number;
@@ -41,6 +43,21 @@ interface WatchEntry {
 export interface WatchListener {
   resolve(event: WatchEvent): void;
   reject(reason: unknown): void;
+}
+
+/** A watch's callers: none, one, or a set of two or more. */
+type Listeners = WatchListener | Set<WatchListener> | undefined;
+
+/** `ls` with `l` (filed once). */
+function withListener(ls: Listeners, l: WatchListener): Listeners {
+  if (ls === undefined || ls === l) return l;
+  if (ls instanceof Set) return ls.add(l);
+  return new Set([ls, l]);
+}
+
+/** The callers in `ls`, as a list (a copy: a caller may detach another meanwhile). */
+function listenersOf(ls: Listeners): readonly WatchListener[] {
+  return ls === undefined ? [] : ls instanceof Set ? [...ls] : [ls];
 }
 
 const EVENT_TYPES: Record<number, WatchEventType> = {
@@ -440,7 +457,7 @@ export class Generation {
     const e: WatchEntry = {
       kind,
       path,
-      listeners: new Set(),
+      listeners: undefined,
       fired: false,
       inflight: 0,
       armed: false,
@@ -451,7 +468,7 @@ export class Generation {
         if (this.watches.get(key) === e) this.watches.delete(key);
         this.hooks.watchFired();
         const event: WatchEvent = { type: EVENT_TYPES[raw.type] ?? 'NODE_DATA_CHANGED', path: raw.path };
-        for (const l of e.listeners) l.resolve(event);
+        for (const l of listenersOf(e.listeners)) l.resolve(event);
       },
     };
     this.watches.set(key, e);
@@ -463,8 +480,9 @@ export class Generation {
    * read's reply callback: a notification can follow the reply in the same socket chunk.
    * `sentFn` is the watcher sent with the read; if its entry fired meanwhile (an earlier watch on
    * the same path), the server still set a new watch with our read, so a fresh entry takes it.
+   * Returns the entry the listener is filed under (for {@link detach}).
    */
-  attach(kind: RawWatchKind, path: string, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void, listener: WatchListener): () => void {
+  attach(kind: RawWatchKind, path: string, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void, listener: WatchListener): WatchEntry {
     let entry = this.watches.get(`${kind}:${path}`);
     if (entry && entry.fn === sentFn) entry.inflight -= 1;
     else {
@@ -472,10 +490,9 @@ export class Generation {
       entry ??= this.newEntry(kind, path);
       for (const t of tables) registerWatcher(this.raw, t, path, entry.fn);
     }
-    const e = entry;
-    e.armed = true;
-    e.listeners.add(listener);
-    return () => this.unlisten(e, listener);
+    entry.armed = true;
+    entry.listeners = withListener(entry.listeners, listener);
+    return entry;
   }
 
   /** A read sent with `sentFn` failed: it set no watch. */
@@ -483,11 +500,16 @@ export class Generation {
     const entry = this.watches.get(`${kind}:${path}`);
     if (!entry || entry.fn !== sentFn) return;
     entry.inflight -= 1;
-    if (entry.listeners.size === 0 && entry.inflight === 0) this.retire(entry, entry.armed);
+    if (entry.listeners === undefined && entry.inflight === 0) this.retire(entry, entry.armed);
   }
 
-  private unlisten(entry: WatchEntry, listener: WatchListener): void {
-    if (!entry.listeners.delete(listener) || entry.fired || entry.listeners.size > 0 || entry.inflight > 0) return;
+  /** `listener` (attached to `entry`) no longer waits: the watch goes once nobody waits for it. */
+  detach(entry: WatchEntry, listener: WatchListener): void {
+    const ls = entry.listeners;
+    if (ls === listener) entry.listeners = undefined;
+    else if (ls instanceof Set && ls.delete(listener)) entry.listeners = ls.size > 0 ? ls : undefined;
+    else return;
+    if (entry.fired || entry.listeners !== undefined || entry.inflight > 0) return;
     this.retire(entry, true);
   }
 
@@ -544,7 +566,7 @@ export class Generation {
     for (const u of this.waiting.splice(0)) clearTimeout(u.timer);
     for (const p of [...this.pending]) p.reject(reason);
     this.pending.clear();
-    for (const entry of this.watches.values()) for (const l of entry.listeners) l.reject(reason);
+    for (const entry of this.watches.values()) for (const l of listenersOf(entry.listeners)) l.reject(reason);
     this.watches.clear();
     this.persistent.endAll(reason);
     this.raw.removeAllListeners();

@@ -13,6 +13,7 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import type { Acl, Op, Stat } from './types.js';
 import { CREATE_MODE_FLAGS } from './types.js';
 import { batchWatches, SET_WATCHES_BATCH_BYTES } from './encoding.js';
+import { WatcherTables } from './watcher-tables.js';
 import { addWatchFrame, childrenAndStat, clientPath, createdNode, createdPath, createFrame, createTtlFrame, dataAndStat, deleteFrame, multiFrame, multiResults, nothing, OPCODE, readFrame, Reader, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type Decoder, type Frame, type MultiOp, type MultiResult } from './wire.js';
 
 /** Error object node-zookeeper-client hands to callbacks (an `Exception`). */
@@ -29,12 +30,9 @@ export interface RawEvent {
 
 type Watcher = (event: RawEvent) => void;
 
-type WatcherTable = Record<string, { removeListener(e: string, fn: Watcher): void; listenerCount(e: string): number } | undefined>;
-
+/** The client's watcher tables as it found them (checked at load; replaced by ours, see {@link createRawClient}). */
 interface RawWatcherManager {
-  dataWatchers: WatcherTable;
-  childWatchers: WatcherTable;
-  existenceWatchers: WatcherTable;
+  existenceWatchers: object;
   getDataWatcherPaths(): string[];
   getExistenceWatcherPaths(): string[];
   getChildWatcherPaths(): string[];
@@ -53,7 +51,7 @@ export interface RawConnectionManager {
   sessionTimeout: number;
   connectTimeout: number;
   chrootPath: string | undefined;
-  watcherManager: RawWatcherManager;
+  watcherManager: RawWatcherManager | WatcherTables;
   queue(request: RawRequest, cb: (err: RawError | null) => void): void;
   packetQueue: { queue: { request: RawRequest }[] };
   /** Requests sent and not answered yet, oldest first. */
@@ -157,10 +155,12 @@ function assertInternals(): void {
     typeof cm.registerDataWatcher === 'function' &&
     typeof cm.registerChildWatcher === 'function' &&
     typeof cm.registerExistenceWatcher === 'function' &&
-    typeof cm.watcherManager.existenceWatchers === 'object' &&
+    typeof (cm.watcherManager as RawWatcherManager).existenceWatchers === 'object' &&
     typeof cm.watcherManager.getDataWatcherPaths === 'function' &&
     typeof cm.watcherManager.getExistenceWatcherPaths === 'function' &&
     typeof cm.watcherManager.getChildWatcherPaths === 'function' &&
+    // The watchers are filed, fired and re-sent through the property (ours replaces it).
+    /this\.watcherManager\.registerDataWatcher/.test(String(cm.registerDataWatcher)) &&
     typeof cm.xid === 'number' &&
     jute.OP_CODES.GET_DATA === 4 &&
     jute.OP_CODES.CREATE === 1 &&
@@ -205,6 +205,8 @@ export function createRawClient(connectString: string, options: RawClientOptions
   if (options.sessionPassword) opts.sessionPassword = options.sessionPassword;
   const client = nzc.createClient(connectString, opts);
   wrapXids(client.connectionManager);
+  // Its ConnectionManager files, fires and re-registers watchers through this property.
+  client.connectionManager.watcherManager = new WatcherTables();
   return client;
 }
 
@@ -328,7 +330,7 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): ()
  * notifications for what changed meanwhile).
  */
 function rewatch(cm: RawConnectionManager, hooks: HandshakeHooks): { request: RawRequest; callback: (err: RawError | null) => void }[] {
-  const wm = cm.watcherManager;
+  const wm = cm.watcherManager as WatcherTables;
   const kept = hooks.persistentWatches();
   const set = { data: wm.getDataWatcherPaths(), exist: wm.getExistenceWatcherPaths(), child: wm.getChildWatcherPaths(), ...kept };
   const chroot = cm.chrootPath ?? '';
@@ -609,22 +611,25 @@ export function registerWatcher(client: RawClient, table: WatcherTableName, path
   else cm.registerExistenceWatcher(path, watcher);
 }
 
+/** The watcher tables of `client` (ours: see {@link createRawClient}). */
+function tablesOf(client: RawClient): WatcherTables {
+  const wm = client.connectionManager.watcherManager;
+  if (!(wm instanceof WatcherTables)) throw new Error('zk-recipes: a raw client without its watcher tables');
+  return wm;
+}
+
 /** Drops the client-side record of a watcher so it is not re-sent in SetWatches on reconnect. */
 export function forgetWatcher(client: RawClient, table: WatcherTableName, path: string, watcher: Watcher): void {
-  const wm = client.connectionManager.watcherManager;
-  const t = table === 'child' ? wm.childWatchers : table === 'data' ? wm.dataWatchers : wm.existenceWatchers;
-  const emitter = t[path];
-  if (!emitter) return;
-  emitter.removeListener('notification', watcher);
-  // An empty emitter left in the table still counts as a watcher (hasOneShotWatcher: a
-  // persistent registration on the path was then never removed), and one per path piles up.
-  if (emitter.listenerCount('notification') === 0) delete t[path];
+  const t = tablesOf(client);
+  // An empty entry left in the table would still count as a watcher (hasOneShotWatcher: a
+  // persistent registration on the path was then never removed); the table drops it.
+  (table === 'child' ? t.child : table === 'data' ? t.data : t.exist).remove(path, watcher);
 }
 
 /** Whether the client's tables hold a one-shot watcher on `path` (re-sent in SetWatches). */
 export function hasOneShotWatcher(client: RawClient, path: string): boolean {
-  const wm = client.connectionManager.watcherManager;
-  return [wm.dataWatchers, wm.childWatchers, wm.existenceWatchers].some((t) => t[path] !== undefined);
+  const t = tablesOf(client);
+  return t.data.has(path) || t.child.has(path) || t.exist.has(path);
 }
 
 /**
@@ -633,6 +638,5 @@ export function hasOneShotWatcher(client: RawClient, path: string): boolean {
  * created and deleted events.
  */
 export function emitChildrenChanged(client: RawClient, path: string): void {
-  const wm = client.connectionManager.watcherManager as RawWatcherManager & { emit(e: { type: number; state: number; path: string }): void };
-  wm.emit({ type: 4, state: 3, path });
+  tablesOf(client).emit({ type: 4, path });
 }

@@ -15,11 +15,12 @@ import {
   UnimplementedError,
   ZooKeeperError,
 } from '../errors.js';
-import { deferred, delay, raceAbort } from '../util/abort.js';
+import { delay, raceAbort } from '../util/abort.js';
 import { onAbort } from '../util/signals.js';
 import { multiSize, requestSize, watchSize, type SizedRequest } from './encoding.js';
 import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-map.js';
 import { answeredByServer, type Generation } from './generation.js';
+import { OneShot, type StoppableWatch } from './one-shot.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
 import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, multi, sendSync, type RawError, type RawEvent, type WatcherTableName } from './nzc.js';
 import { encodeAcls, MULTI_RESULT_TYPES, type MultiOp, type MultiResult } from './wire.js';
@@ -107,19 +108,9 @@ const THROTTLED = 'THROTTLED_OP';
 
 const noop = (): void => undefined;
 
-/** `changed` promises of watches that fired or ended (see {@link watchSettled}). */
-const settledWatches = new WeakSet<Promise<WatchEvent>>();
+export { watchSettled } from './one-shot.js';
 
-/**
- * Whether the watch behind `changed` (of a {@link ZkSession} watch-setting read) has fired or
- * ended, known synchronously: a notification is handled before any later reply or notification
- * of the same session, but promise reactions to it may run after theirs.
- *
- * @internal
- */
-export function watchSettled(changed: Promise<WatchEvent>): boolean {
-  return settledWatches.has(changed);
-}
+const watchOf = (r: { watch: OneShot }): OneShot => r.watch;
 
 /** Requests only the ensemble's leader answers (when they succeed): they move the loss clock. */
 const VIA_LEADER: ReadonlySet<keyof SessionCounters> = new Set(['create', 'delete', 'setData', 'multi', 'sync']);
@@ -646,52 +637,51 @@ export class ZkSession extends SessionLifecycle {
   }
 
   /**
+   * Sets a data watch with a read, like {@link getDataWatch}, for a caller that only needs the
+   * watch (the read's data is not kept), keeps it long and drops it with `stop()` instead of a
+   * signal: a lock waiter, with no AbortController and no listener per watch. Rejects with
+   * `NoNodeError` when the node is gone (no watch is left then). The read itself is not bounded.
+   *
+   * @internal
+   */
+  dataWatch(path: string): Promise<StoppableWatch> {
+    return this.guard(() => {
+      validatePath(path);
+      return this.setWatch('getData', path, undefined, (w, spec) => this.rawGetData(path, spec, w)).then(watchOf);
+    });
+  }
+
+  /**
    * Runs a watch-setting read. `read` gets an `arm` function that its reply callback must call
    * synchronously on success: a notification can follow the reply in the same socket chunk.
    */
   private watched<T>(op: 'exists' | 'getData' | 'getChildren', path: string, options: WatchOptions, read: (arm: Arm, spec: CallSpec) => Promise<T>): Promise<Watched<T>> {
-    const kind = op === 'getChildren' ? 'child' : 'data';
     return this.guard(async () => {
       validatePath(path);
       const signal = callSignal(options, `${op}Watch`, WATCH_OPTION_KEYS);
-      signal?.throwIfAborted();
-      this.checkWatch({ type: op, path });
-      const changed = deferred<WatchEvent>();
-      let remove: (() => void) | undefined;
-      let unsubscribe = noop;
-      let settled = false;
-      const aborted = (reason: unknown): void => {
-        remove?.();
-        settledWatches.add(changed.promise);
-        changed.reject(reason);
-      };
-      const listener = {
-        resolve: (e: WatchEvent) => {
-          settled = true;
-          settledWatches.add(changed.promise);
-          unsubscribe();
-          changed.resolve(e);
-        },
-        reject: (e: unknown) => {
-          settled = true;
-          settledWatches.add(changed.promise);
-          unsubscribe();
-          changed.reject(e);
-        },
-      };
-      const arm: Arm = (g, tables, fn) => {
-        remove = g.attach(kind, path, tables, fn, listener);
-      };
-      // The read is not abandoned once sent (its reply says whether the watch is set), but the
-      // caller is not kept past its signal: a late reply arms the watch and removes it at once.
-      const reply = this.retrying((ledger) => read(arm, { signal, ledger }), signal, 'read').then((result) => {
-        if (signal?.aborted) aborted(signal.reason);
-        // Not once it fired (the notification can come with the reply): nothing would unsubscribe.
-        else if (signal && !settled) unsubscribe = onAbort(signal, aborted);
-        return { result, changed: changed.promise };
-      });
-      return raceAbort(reply, signal);
+      const { result, watch } = await this.setWatch(op, path, signal, read);
+      return { result, changed: watch.changed };
     });
+  }
+
+  /**
+   * The watch-setting read behind {@link watched} and {@link dataWatch}. The read is not
+   * abandoned once sent (its reply says whether the watch is set), but the caller is not kept
+   * past `signal`: a late reply arms the watch and removes it at once.
+   */
+  private setWatch<T>(op: 'exists' | 'getData' | 'getChildren', path: string, signal: AbortSignal | undefined, read: (arm: Arm, spec: CallSpec) => Promise<T>): Promise<{ result: T; watch: OneShot }> {
+    signal?.throwIfAborted();
+    this.checkWatch({ type: op, path });
+    const kind = op === 'getChildren' ? 'child' : 'data';
+    const watch = new OneShot();
+    const arm: Arm = (g, tables, fn) => watch.arm(g, kind, path, tables, fn);
+    const reply = this.retrying((ledger) => read(arm, { signal, ledger }), signal, 'read').then((result) => {
+      if (signal?.aborted) watch.stop(signal.reason);
+      // Not once it fired (the notification can come with the reply): nothing would unsubscribe.
+      else if (signal && !watch.settled) watch.unsubscribe = onAbort(signal, (reason) => watch.stop(reason));
+      return { result, watch };
+    });
+    return raceAbort(reply, signal);
   }
 
   private rawGetData(path: string, spec: CallSpec, arm?: Arm): Promise<DataResult> {

@@ -24,8 +24,40 @@ type End = 'deleted' | 'session-ended';
 
 interface LocalNode {
   /** Made by the first follower: most nodes are never followed (uncontended). */
-  followers: Set<(end: End) => void> | undefined;
+  followers: Set<Follower> | undefined;
   readonly session: Sessions;
+}
+
+/**
+ * A waiter following one of our nodes, like a one-shot watch (see {@link LocalNodes.follow}).
+ * An object with methods rather than closures and an AbortController: thousands may wait.
+ */
+export class Follower {
+  /** Resolves once the node ended (see {@link LocalNodes.follow}); never rejects. */
+  readonly changed: Promise<WatchEvent>;
+  /** Followed in memory, not watched on the server. */
+  readonly local = true;
+  private tell!: (event: WatchEvent) => void;
+
+  constructor(
+    private readonly node: LocalNode,
+    private readonly path: string,
+  ) {
+    this.changed = new Promise<WatchEvent>((resolve) => {
+      this.tell = resolve;
+    });
+    (node.followers ??= new Set()).add(this);
+  }
+
+  /** The node ended. */
+  ended(how: End): void {
+    this.tell({ type: how === 'deleted' ? 'NODE_DELETED' : 'NODE_DATA_CHANGED', path: this.path });
+  }
+
+  /** Stops following (`changed` then never settles). */
+  stop(_reason?: unknown): void {
+    this.node.followers?.delete(this);
+  }
 }
 
 interface Sessions {
@@ -71,29 +103,22 @@ export class LocalNodes {
       node.session.unsubscribe();
       this.sessions.delete(node.session.owner);
     }
-    if (node.followers) for (const follow of node.followers) follow(how);
+    if (node.followers) for (const f of node.followers) f.ended(how);
   }
 
   /**
    * Follows our node `key` (at `path`) like a one-shot watch: `changed` resolves with
    * NODE_DELETED once it is deleted, or with NODE_DATA_CHANGED once its session ended (look
-   * again: with a server watch, it is not ours any more); aborting `abort` stops following.
+   * again: with a server watch, it is not ours any more); `stop()` stops following.
    * Undefined when `key` is not a node of ours in a queue now (a node of another process, or one
    * already gone: a server watch answers then).
    */
-  follow(key: string, path: string, owner: AbortSignal): { abort: AbortController; changed: Promise<WatchEvent> } | undefined {
+  follow(key: string, path: string, owner: AbortSignal): Follower | undefined {
     const node = this.nodes.get(key);
     // Only within one session: another session's server may not have applied what the
     // holder wrote before its release when we learn of the deletion here (see the module doc).
     if (!node || node.session.owner !== owner) return undefined;
-    const abort = new AbortController();
-    const changed = new Promise<WatchEvent>((resolve) => {
-      const follower = (how: End): void => resolve({ type: how === 'deleted' ? 'NODE_DELETED' : 'NODE_DATA_CHANGED', path });
-      const followers = (node.followers ??= new Set());
-      followers.add(follower);
-      abort.signal.addEventListener('abort', () => followers.delete(follower), { once: true });
-    });
-    return { abort, changed };
+    return new Follower(node, path);
   }
 
   /** Whether `key` is a node of ours in a queue now. */

@@ -11,7 +11,7 @@ import { ZK_CONNECTION_LOSS } from '../client/error-map.js';
 import { isConnectedState } from '../client/lifecycle.js';
 import { ConnectionLossError, LockLostError, NoNodeError, OperationTimeoutError, SessionExpiredError } from '../errors.js';
 import { Background, raceAbort, within } from '../util/abort.js';
-import { linkSignals } from '../util/signals.js';
+import { linkSignals, onAbort } from '../util/signals.js';
 import { graceFor } from './grace.js';
 import { placeLost, QueueEntry, type Entered } from './enter.js';
 import { OwnNodes, type OwnWatch } from './own-nodes.js';
@@ -135,7 +135,18 @@ export interface HeldNodes {
   readonly markRelease: boolean;
 }
 
-const noop = (): void => undefined;
+/** Why the watches of our nodes are dropped when we give up without an error (nobody listens then). */
+const GAVE_UP = new Error('the acquisition gave up');
+
+/**
+ * The handle's control of its own-node watch: aborting it drops the watches of the wait (and,
+ * through its signal, the handle's later ones).
+ */
+function stopper(own: OwnNodes): AbortController {
+  const controller = new AbortController();
+  onAbort(controller.signal, (reason) => own.stop(reason));
+  return controller;
+}
 
 /**
  * Acquires and releases lock nodes in one directory. Stateless between calls: everything about
@@ -189,15 +200,16 @@ export class LockDriver {
         // Create only while connected: a create queued in an outage would go out long after.
         // After LOST with renewal off this rejects (SessionExpiredError).
         await this.connected(req.timeoutMs === 0, giveUp);
-        const held = await this.attempt(req, prefix, giveUp).catch((err: unknown) => {
+        // Awaited in a try, not with a .catch closure: nothing more is kept while it waits.
+        try {
+          return await this.attempt(req, prefix, giveUp);
+        } catch (err) {
           const restart = err instanceof Restart || (err instanceof SessionExpiredError && this.session.renewsOnLoss && !this.session.closed);
           // A node in another's place is valid only beside it, in its session: never start over.
           if (req.inPlaceOf && (restart || err instanceof SessionExpiredError)) throw placeLost(req.inPlaceOf, err instanceof Restart ? err.message : 'its session ended', err);
           // The session was lost (or our node deleted) mid-way: start over in the current session.
-          if (restart) return undefined;
-          throw err;
-        });
-        if (held !== undefined) return held;
+          if (!restart) throw err;
+        }
       }
     } catch (err) {
       if (link?.timedOut && !req.signal?.aborted) return null;
@@ -262,15 +274,13 @@ export class LockDriver {
     // Waiters of this process follow our nodes here, without a server watch.
     const keys = paths.map((p) => this.key(p)); // one string each, kept by both registries
     for (const key of keys) localNodes.add(key, entered.ownerSignal);
-    // Made by the first watch of our own nodes: most acquisitions set none.
-    let own: AbortController | undefined;
-    const ownNodes = new OwnNodes(paths, (path) => this.watchOwn(path, (own ??= new AbortController()).signal));
+    const ownNodes = new OwnNodes(paths, (path) => this.watchOwn(path));
     // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
     // try-once acquisition sets it only if it holds. Without `watchOwnNode` our nodes are watched
     // only when a grant may skip the listing (see waitForTurn).
     if (req.watchOwnNode && req.timeoutMs !== 0) ownNodes.watchFirst();
     // Delete first: the deletion fires our own watch, so no watch removal is needed.
-    const letGo = (why?: unknown): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => own?.abort(why));
+    const letGo = (why: unknown = GAVE_UP): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => ownNodes.stop(why));
     try {
       const turn = await this.waits.waitForTurn(entered, count, req, giveUp, ownNodes);
       if (turn === 'no') {
@@ -298,7 +308,7 @@ export class LockDriver {
         // Without `watchOwnNode` the wait's own watch stays until our release fires it (cheaper
         // than a removal now); nothing listens to it.
         ownWatch: req.watchOwnNode ? stand.changed : undefined,
-        ownWatchAbort: req.watchOwnNode ? own : undefined,
+        ownWatchAbort: req.watchOwnNode ? stopper(ownNodes) : undefined,
         markRelease: turn.release === 'mark',
       };
     } catch (err) {
@@ -312,11 +322,9 @@ export class LockDriver {
   }
 
   /** Watches our node at `path`; it is gone (deleted by someone): start over. */
-  private async watchOwn(path: string, signal: AbortSignal): Promise<OwnWatch> {
+  private async watchOwn(path: string): Promise<OwnWatch> {
     try {
-      const w = await this.session.getDataWatch(path, { signal });
-      w.changed.catch(noop);
-      return { changed: w.changed };
+      return await this.session.dataWatch(path);
     } catch (err) {
       if (err instanceof NoNodeError) throw new Restart(`our node ${path} was deleted`);
       throw err;

@@ -264,11 +264,8 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       (): AcquireContext => ({ recipe, mode, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId, timeoutMs: tryOnce ? undefined : timeoutMs, nonblocking: tryOnce, leases: count }),
       startedAt,
       userSignal,
-      async (ctx) => {
-        const handle = await this.acquireChecked(count, timeoutMs, userSignal, tryOnce, inPlaceOf, ctx, onProgress, startedAt);
-        if (!handle && points.lockMiss.hasSubscribers) points.lockMiss.publish({ recipe, mode, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId });
-        return handle;
-      },
+      // Not async: a waiting acquisition keeps no suspended frame here.
+      (ctx) => this.acquireChecked(count, timeoutMs, userSignal, tryOnce, inPlaceOf, ctx, onProgress, startedAt),
       (ctx, handle) => (ctx.outcome = handle ? 'acquired' : 'miss'),
     );
   }
@@ -309,8 +306,17 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
       link?.dispose();
       this.pending.delete(attempt);
     }
+    // The rest in a method of its own: this frame, kept while the acquisition waits, stays small.
+    return await this.handOut(held, tryOnce, timeoutMs, ctx, startedAt);
+  }
+
+  /** A grant (or none) becomes a handle this instance tracks. */
+  private async handOut(held: HeldNodes | null, tryOnce: boolean, timeoutMs: number | undefined, ctx: AcquireContext | undefined, startedAt: number): Promise<LockHandle | null> {
     if (!held) {
-      if (tryOnce) return null;
+      if (tryOnce) {
+        if (points.lockMiss.hasSubscribers) points.lockMiss.publish({ ...this.traceAs, path: this.path, participantId: this.participantId, sessionId: this.session.sessionId });
+        return null;
+      }
       throw new LockTimeoutError(`could not acquire ${this.what} ${this.path} within ${timeoutMs} ms`, { path: this.path });
     }
     const handle = new LockHandle(this.session, held, {

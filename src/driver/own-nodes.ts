@@ -15,6 +15,8 @@ import { raceAbort } from '../util/abort.js';
 /** A watch set on one of our nodes. Wrapped: a promise resolved with a promise would wait for it to fire. */
 export interface OwnWatch {
   readonly changed: Promise<WatchEvent>;
+  /** Drops the watch (its `changed` rejects with `reason`). */
+  stop(reason: unknown): void;
 }
 
 const noop = (): void => undefined;
@@ -64,6 +66,14 @@ export class OwnNodes {
     // promise reactions to it may run after.
     if (watches.some((w) => watchSettled(w.changed))) return false;
     return { changed: this.first ? watches[0]?.changed : undefined };
+  }
+
+  /**
+   * Drops every watch started (those whose read is still on its way, once it is answered):
+   * their `changed` rejects with `reason`.
+   */
+  stop(reason: unknown): void {
+    for (const w of this.started) w.then((x) => x.stop(reason), noop);
   }
 
   private begin(path: string): Promise<OwnWatch> {

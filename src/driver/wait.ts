@@ -11,7 +11,6 @@ import type { WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import { NoNodeError } from '../errors.js';
 import { raceAbort } from '../util/abort.js';
-import { onAbort } from '../util/signals.js';
 import type { Entered, Listing } from './enter.js';
 import { holdsWithoutListing } from './grant.js';
 import { heads } from './heads.js';
@@ -47,15 +46,21 @@ interface View {
 /** How a wait ended: not granted (a try-once), or granted (and whether we are the head). */
 export type Turn = 'no' | { readonly release: 'plain' | 'mark'; readonly head: boolean };
 
-/** A watch of one waited-on node: a server watch, or (`local`) a node of this process followed here. */
+/**
+ * A watch of one waited-on node: a server watch (the session's, dropped with `stop`), or
+ * (`local`) a node of this process followed here.
+ */
 interface WatchRecord {
-  readonly abort: AbortController;
   readonly changed: Promise<WatchEvent>;
-  readonly local: boolean;
+  readonly local?: boolean;
+  stop(reason: unknown): void;
 }
 
+/** Whether a wait has ended (a watch whose read was still on its way then drops itself). */
+interface Scope {
+  ended: boolean;
+}
 
-const noop = (): void => undefined;
 
 /**
  * The directory length from which a holder's release leaves the handoff mark: below it, the
@@ -63,10 +68,11 @@ const noop = (): void => undefined;
  */
 export const MARK_MIN_CHILDREN = 32;
 
-/** Whether a wait has ended: a watch whose read was still on its way then removes itself. */
-interface Scope {
-  ended: boolean;
-}
+/**
+ * Why a wait drops its watches (it ended): their `changed` rejects with it, and nobody listens
+ * then. Shared: a fresh error (or abort()'s DOMException) would build a stack every time.
+ */
+const WAIT_ENDED = new Error('the wait ended');
 
 /** Waits of one lock directory's acquisitions. */
 export class TurnWait {
@@ -106,17 +112,12 @@ export class TurnWait {
     // Granted by the listing sent with our create: nothing was watched (see the loop's first turn).
     if (waiting === undefined) return { release: 'plain', head: view.head && this.spec.lockName === this.spec.insertingKind };
     const watches = new Map<string, WatchRecord>();
-    const dropWatch = (name: string): void => {
-      watches.get(name)?.abort.abort();
-      watches.delete(name);
-    };
-    // Ended with this wait: a watch whose read was still on its way then removes itself.
+    // Ended when this wait ends: a watch whose read was still on its way then removes itself.
     const scope: Scope = { ended: false };
     const events = new WatchEvents();
     for (const w of own.started) events.followOwn(w);
     // Once we wait: our node goes with its session, so the wait ends then, as a server watch's
     // end would (a node of this process followed in memory does not end with our session).
-    let ownerEnded = noop;
     let granted = false;
     let first = true; // still on the listing sent with our create
     try {
@@ -132,60 +133,72 @@ export class TurnWait {
         if (req.timeoutMs === 0) return 'no';
         if (first) {
           entered.ownerSignal.throwIfAborted();
-          ownerEnded = onAbort(entered.ownerSignal, (reason) => events.fail(reason));
+          events.endWith(entered.ownerSignal);
         }
         first = false;
-        const { nodes, holdsAfter } = waiting;
         // A grant without a listing rests on our own nodes' watches (grant.ts): set them,
         // pipelined with the watches below, once this listing allows such a grant. Any event of
         // them restarts the wait.
         if (!own.allWatched && this.mayHoldUnlisted(waiting, view)) for (const w of own.watchAll()) events.followOwn(w);
-        const names = nodes.map((n) => n.name);
-        for (const name of watches.keys()) if (!names.includes(name)) dropWatch(name);
-        const gone = new Set<string>();
+        const names = waiting.nodes.map((n) => n.name);
+        for (const name of watches.keys()) if (!names.includes(name)) dropWatch(watches, name);
+        // An array, not a Set, in this long-kept frame: it holds a node or two.
+        const gone: string[] = [];
         for (;;) {
-          const missing = await raceAbort(this.watchAll(names.filter((n) => !gone.has(n)), watches, scope, entered.ownerSignal), giveUp);
+          const missing = await raceAbort(this.watchAll(without(names, gone), watches, scope, entered.ownerSignal), giveUp);
           events.follow(watches);
-          for (const name of missing) gone.add(name);
+          for (const name of missing) if (!gone.includes(name)) gone.push(name);
           if (missing.length === 0) {
             const event = await events.next(names, giveUp);
             watches.delete(event.name);
             // Changed, not deleted: watch it again.
             if (event.type !== 'NODE_DELETED') continue;
-            gone.add(event.name);
+            if (!gone.includes(event.name)) gone.push(event.name);
           }
           break;
         }
-        // A removed node's holder may have inserted one in its place (a downgrade): list first,
-        // unless it was a head of ours, which forgets that fact before any insertion.
-        const known = new Set(nodes.filter((n) => gone.has(n.name) && heads.knows(this.key(joinPath(this.dir, n.name)))).map((n) => n.name));
-        const inserted = this.spec.insertionBlocks !== false && nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
-        // In a long directory our predecessor's release most likely named it (see afterWait):
-        // read that instead of the listing.
-        const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted, ownWatched: own.allWatched };
-        const watchOwnNow = async (): Promise<void> => {
-          const started = own.watchAll();
-          for (const w of started) events.followOwn(w);
-          await raceAbort(Promise.all(started), giveUp);
-        };
-        const askMark = this.markMayName(nodes, view) ? () => this.handedOver(nodes, giveUp, view, known) : undefined;
-        if (await holdsWithoutListing(facts, askMark, watchOwnNow)) {
+        // The decision in a helper: its values are not kept in this frame, which waits long.
+        const turn = await this.afterGone(waiting, new Set(gone), own, events, giveUp, view);
+        if (turn) {
           granted = true;
-          return { release: this.afterWait(view), head: headAfter(waiting, gone, known, this.spec.insertingKind) };
+          return turn;
         }
         // Others ahead may have left unseen (we only watch a few): one listing beats probing
         // them one by one.
         waiting = await this.relist(ours, count, giveUp, view);
       }
     } finally {
-      ownerEnded();
+      events.close();
       scope.ended = true;
       // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
       // release; their watches then fire unheard, which costs the server less than a removal
       // request each now. Given up: nothing of ours may linger, so they are removed.
       // Nodes of this process followed here are dropped either way (only memory).
-      for (const [name, w] of [...watches]) if (!granted || w.local) dropWatch(name);
+      for (const [name, w] of [...watches]) if (!granted || w.local) dropWatch(watches, name);
     }
+  }
+
+  /**
+   * Whether the nodes of `waiting` that are `gone` grant us without a listing (see grant.ts):
+   * the turn, or undefined to list again.
+   */
+  private async afterGone(waiting: Waiting, gone: ReadonlySet<string>, own: OwnNodes, events: WatchEvents, giveUp: AbortSignal | undefined, view: View): Promise<Turn | undefined> {
+    const { nodes, holdsAfter } = waiting;
+    // A removed node's holder may have inserted one in its place (a downgrade): list first,
+    // unless it was a head of ours, which forgets that fact before any insertion.
+    const known = new Set(nodes.filter((n) => gone.has(n.name) && heads.knows(this.key(joinPath(this.dir, n.name)))).map((n) => n.name));
+    const inserted = this.spec.insertionBlocks !== false && nodes.some((n) => gone.has(n.name) && n.kind === this.spec.insertingKind && !known.has(n.name));
+    // In a long directory our predecessor's release most likely named it (see afterWait):
+    // read that instead of the listing.
+    const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted, ownWatched: own.allWatched };
+    const watchOwnNow = async (): Promise<void> => {
+      const started = own.watchAll();
+      for (const w of started) events.followOwn(w);
+      await raceAbort(Promise.all(started), giveUp);
+    };
+    const askMark = this.markMayName(nodes, view) ? () => this.handedOver(nodes, giveUp, view, known) : undefined;
+    if (!(await holdsWithoutListing(facts, askMark, watchOwnNow))) return undefined;
+    return { release: this.afterWait(view), head: headAfter(waiting, gone, known, this.spec.insertingKind) };
   }
 
   /** The decision on the listing sent with our create (after the recipe's `onListing` check). */
@@ -292,11 +305,8 @@ export class TurnWait {
         const path = joinPath(this.dir, name);
         // A node of our own session: we are told here when it goes, with no request.
         const followed = localNodes.follow(this.key(path), path, owner);
-        if (followed) return { ...followed, local: true };
-        const abort = new AbortController();
-        const w = await this.session.getDataWatch(path, { signal: abort.signal });
-        w.changed.catch(noop);
-        return { abort, changed: w.changed, local: false };
+        if (followed) return followed;
+        return this.session.dataWatch(path);
       }),
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof NoNodeError));
@@ -306,7 +316,7 @@ export class TurnWait {
       if (r.status === 'rejected') {
         // Gone already: no watch was left on the server (getData, not exists).
         if (r.reason instanceof NoNodeError) gone.push(name);
-      } else if (failed || scope.ended) r.value.abort.abort();
+      } else if (failed || scope.ended) r.value.stop(WAIT_ENDED);
       else watches.set(name, r.value);
     }
     if (failed) throw failed.reason;
@@ -329,6 +339,17 @@ function headAfter(waiting: Waiting, gone: ReadonlySet<string>, known: ReadonlyS
   return clear(-1) || waiting.nodes.some((n) => known.has(n.name) && clear(n.pos));
 }
 
+
+/** Stops the watch of `name` and forgets it. */
+function dropWatch(watches: Map<string, WatchRecord>, name: string): void {
+  watches.get(name)?.stop(WAIT_ENDED);
+  watches.delete(name);
+}
+
+/** `names` but those in `gone`. */
+function without(names: readonly string[], gone: readonly string[]): string[] {
+  return names.filter((n) => !gone.includes(n));
+}
 
 /** A flat copy of `s`: V8 keeps a sliced string's parent alive. */
 function copy(s: string): string {

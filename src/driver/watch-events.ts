@@ -6,12 +6,11 @@
  * @module
  */
 import type { WatchEvent } from '../client/types.js';
-import { onAbort } from '../util/signals.js';
+import { follow, unfollow, type AbortFollower } from '../util/signals.js';
 
 /** Our node vanished while we waited (deleted by someone, or the session went): start over. */
 export class Restart extends Error {}
 
-const noop = (): void => undefined;
 
 /** A watch event of one wait, or why the wait must end. */
 type Fired = { readonly name: string; readonly type: WatchEvent['type'] } | { readonly error: unknown };
@@ -24,10 +23,17 @@ type Fired = { readonly name: string; readonly type: WatchEvent['type'] } | { re
  *
  * @internal
  */
-export class WatchEvents {
+export class WatchEvents implements AbortFollower {
   private readonly fired: Fired[] = [];
-  private wake: (() => void) | undefined;
   private readonly followed = new WeakSet<object>();
+  /** The pending {@link next}: the names it waits for, and how it settles (fields, not closures). */
+  private names: readonly string[] | undefined;
+  private resolve: ((e: { name: string; type: WatchEvent['type'] }) => void) | undefined;
+  private reject: ((reason: unknown) => void) | undefined;
+  /** The signal {@link next} gives up with, followed once for every call with it (see {@link close}). */
+  private giveUp: AbortSignal | undefined;
+  /** The signal whose abort ends the wait like an event (see {@link endWith}). */
+  private ender: AbortSignal | undefined;
 
   /** Follows every watch of `watches` not yet followed; an event counts only while its watch is the one in `watches`. */
   follow(watches: ReadonlyMap<string, { changed: Promise<WatchEvent> }>): void {
@@ -60,33 +66,81 @@ export class WatchEvents {
     this.push({ error });
   }
 
-  /** The next event of a name in `names` (others are stale: watches of an earlier window); rejects with `giveUp`'s reason. */
-  async next(names: readonly string[], giveUp: AbortSignal | undefined): Promise<{ name: string; type: WatchEvent['type'] }> {
-    for (;;) {
-      // Given up: no event counts any more, even one that fired first.
-      giveUp?.throwIfAborted();
-      const e = this.fired.shift();
-      if (e === undefined) {
-        await new Promise<void>((resolve, reject) => {
-          if (giveUp?.aborted) return reject(giveUp.reason);
-          // Through onAbort: `giveUp` may be a signal many waits share (a recipe's close signal).
-          const cleanup = giveUp ? onAbort(giveUp, reject) : noop;
-          this.wake = () => {
-            cleanup();
-            resolve();
-          };
-        });
-        continue;
-      }
-      if ('error' in e) throw e.error;
-      if (names.includes(e.name)) return e;
-    }
+  /**
+   * Ends the wait (like {@link fail}) with the reason of `signal` once it aborts (it must not
+   * have yet); until {@link close}.
+   */
+  endWith(signal: AbortSignal): void {
+    this.ender = signal;
+    follow(signal, this);
+  }
+
+  /** A followed signal aborted: the give-up signal rejects the pending call, the ending one fails the wait. */
+  signalAborted(signal: AbortSignal): void {
+    if (signal === this.giveUp) this.settle(undefined, signal.reason);
+    if (signal === this.ender) this.fail(signal.reason);
+  }
+
+  /**
+   * The next event of a name in `names` (others are stale: watches of an earlier window); rejects
+   * with `giveUp`'s reason. Not async, and one subscription to `giveUp` however many times a
+   * wait asks: a waiter keeps no suspended frame and no closures here while it waits.
+   */
+  next(names: readonly string[], giveUp: AbortSignal | undefined): Promise<{ name: string; type: WatchEvent['type'] }> {
+    // Given up: no event counts any more, even one that fired first.
+    if (giveUp?.aborted) return Promise.reject(giveUp.reason);
+    const e = this.take(names);
+    if (e) return 'error' in e ? Promise.reject(e.error) : Promise.resolve(e);
+    this.listen(giveUp);
+    return new Promise((resolve, reject) => {
+      this.names = names;
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  /** Stops following the signals (call it once the wait ended). */
+  close(): void {
+    if (this.ender) unfollow(this.ender, this);
+    this.ender = undefined;
+    this.unlisten();
+  }
+
+  private unlisten(): void {
+    if (this.giveUp && this.giveUp !== this.ender) unfollow(this.giveUp, this);
+    this.giveUp = undefined;
+  }
+
+  /** The first queued event of a name in `names`, or error; stale ones are dropped. */
+  private take(names: readonly string[]): Fired | undefined {
+    for (let e = this.fired.shift(); e !== undefined; e = this.fired.shift()) if ('error' in e || names.includes(e.name)) return e;
+    return undefined;
+  }
+
+  private listen(giveUp: AbortSignal | undefined): void {
+    if (giveUp === this.giveUp) return;
+    this.unlisten();
+    this.giveUp = giveUp;
+    // Through follow: `giveUp` may be a signal many waits share (a recipe's close signal).
+    if (giveUp) follow(giveUp, this);
   }
 
   private push(e: Fired): void {
     this.fired.push(e);
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
+    const names = this.names;
+    if (names === undefined) return;
+    if (this.giveUp?.aborted) return this.settle(undefined, this.giveUp.reason);
+    const next = this.take(names);
+    if (next === undefined) return;
+    if ('error' in next) this.settle(undefined, next.error);
+    else this.settle(next, undefined);
+  }
+
+  /** Settles the pending {@link next} with `e`, else rejects it with `reason`. */
+  private settle(e: { name: string; type: WatchEvent['type'] } | undefined, reason: unknown): void {
+    const { resolve, reject } = this;
+    this.names = this.resolve = this.reject = undefined;
+    if (e) resolve?.(e);
+    else reject?.(reason);
   }
 }

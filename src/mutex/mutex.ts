@@ -60,8 +60,9 @@ export class Mutex extends LockRecipe {
   }
 
   /** Waits for the lock. Rejects with `LockTimeoutError` after `timeoutMs`, or the abort reason. */
-  async acquire(options?: AcquireOptions): Promise<LockHandle> {
-    return (await this.acquireNodes(1, options, false)) as LockHandle;
+  acquire(options?: AcquireOptions): Promise<LockHandle> {
+    // Not async: a waiting acquisition keeps no suspended frame here (acquireNodes never throws).
+    return this.acquireNodes(1, options, false) as Promise<LockHandle>;
   }
 
   /** Takes the lock if it is free right now; otherwise resolves to `null` (never throws for "busy"). */

@@ -149,8 +149,9 @@ export class ReadLock extends LockRecipe {
    * node's place, or rejected with `LockLostError` if the write lock is lost before the server
    * creates the read node (never granted as a plain read lock instead).
    */
-  async acquire(options?: AcquireOptions): Promise<LockHandle> {
-    return (await this.acquireOrDowngrade(options, false)) as LockHandle;
+  acquire(options?: AcquireOptions): Promise<LockHandle> {
+    // Not async: a waiting acquisition keeps no suspended frame here (acquireOrDowngrade is).
+    return this.acquireOrDowngrade(options, false) as Promise<LockHandle>;
   }
 
   /**
@@ -225,7 +226,8 @@ export class WriteLock extends LockRecipe {
   /** Waits for the write lock. Rejects with `IllegalStateError` at once if it would be an upgrade. */
   async acquire(options?: AcquireOptions): Promise<LockHandle> {
     this.refuseUpgrade();
-    return (await this.acquireNodes(1, options, false)) as LockHandle;
+    // Returned, not awaited: no suspended frame while waiting.
+    return this.acquireNodes(1, options, false) as Promise<LockHandle>;
   }
 
   /** Takes the write lock if nobody holds or waits ahead; otherwise `null`. */

@@ -116,7 +116,8 @@ export class Semaphore extends LockRecipe {
   acquire(leases: number, options?: AcquireOptions): Promise<LockHandle>;
   async acquire(a?: number | AcquireOptions, b?: AcquireOptions): Promise<LockHandle> {
     const [leases, options] = typeof a === 'number' ? [a, b] : [1, a];
-    return (await this.acquireNodes(this.checkLeases(leases), options, false)) as LockHandle;
+    // Returned, not awaited: no suspended frame while waiting.
+    return this.acquireNodes(this.checkLeases(leases), options, false) as Promise<LockHandle>;
   }
 
   /** Takes `leases` leases (default 1) if free right now; otherwise resolves to `null`. */

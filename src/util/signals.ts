@@ -10,9 +10,21 @@
  * @module
  */
 
+/**
+ * An object told when a signal it follows aborts (see {@link follow}): a subscription without
+ * closures, for waits that thousands may hold at once.
+ */
+export interface AbortFollower {
+  /** `signal` aborted (read its reason). */
+  signalAborted(signal: AbortSignal): void;
+}
+
+/** A subscriber: a closure of {@link onAbort}, or an {@link AbortFollower}. */
+type Subscriber = (() => void) | AbortFollower;
+
 /** The subscribers of one signal, behind its one listener. */
 interface Fan {
-  readonly subscribers: Set<() => void>;
+  readonly subscribers: Set<Subscriber>;
   readonly listener: () => void;
 }
 
@@ -49,15 +61,32 @@ export function onAbort(signal: AbortSignal, fn: (reason: unknown) => void): () 
   // A closure of its own: one function may subscribe twice, and each unsubscribes alone.
   const sub = (): void => fn(signal.reason);
   f.subscribers.add(sub);
-  return () => {
-    if (!f.subscribers.delete(sub) || f.subscribers.size > 0 || fans.get(signal) !== f || kept.has(signal)) return;
-    fans.delete(signal);
-    signal.removeEventListener('abort', f.listener);
-  };
+  return () => drop(signal, f, sub);
+}
+
+/**
+ * Tells `follower` once `signal` aborts, like {@link onAbort} (one listener per signal however
+ * many follow), with no closure: {@link unfollow} ends it. Following twice is following once.
+ */
+export function follow(signal: AbortSignal, follower: AbortFollower): void {
+  if (signal.aborted) return;
+  (fans.get(signal) ?? subscribe(signal)).subscribers.add(follower);
+}
+
+/** Ends what {@link follow} began (harmless when it did not, or already ended). */
+export function unfollow(signal: AbortSignal, follower: AbortFollower): void {
+  const f = fans.get(signal);
+  if (f) drop(signal, f, follower);
+}
+
+function drop(signal: AbortSignal, f: Fan, sub: Subscriber): void {
+  if (!f.subscribers.delete(sub) || f.subscribers.size > 0 || fans.get(signal) !== f || kept.has(signal)) return;
+  fans.delete(signal);
+  signal.removeEventListener('abort', f.listener);
 }
 
 function subscribe(signal: AbortSignal): Fan {
-  const subscribers = new Set<() => void>();
+  const subscribers = new Set<Subscriber>();
   const listener = (): void => {
     fans.delete(signal);
     // Live iteration: one that unsubscribes another meanwhile keeps it from being called, as
@@ -65,7 +94,8 @@ function subscribe(signal: AbortSignal): Fan {
     for (const sub of subscribers) {
       subscribers.delete(sub);
       try {
-        sub();
+        if (typeof sub === 'function') sub();
+        else sub.signalAborted(signal);
       } catch (err) {
         // What EventTarget does with a listener that throws: report it, run the others.
         process.nextTick(() => {

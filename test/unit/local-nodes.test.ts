@@ -44,14 +44,14 @@ test("the end of a node's session ends it for its followers: look again (data ch
   assert.equal(nodes.has('k/d'), false);
 });
 
-test('aborting a follow stops it; other followers are still told', async () => {
+test('stopping a follow stops it; other followers are still told', async () => {
   const nodes = new LocalNodes();
   const session = new AbortController();
   nodes.add('k/a', session.signal);
   const f1 = nodes.follow('k/a', '/a', session.signal)!;
   const f2 = nodes.follow('k/a', '/a', session.signal)!;
-  f1.abort.abort();
+  f1.stop();
   nodes.end('k/a', 'deleted');
-  assert.equal(await settled(f1.changed), 'pending', 'the aborted follow is never told');
+  assert.equal(await settled(f1.changed), 'pending', 'the stopped follow is never told');
   assert.equal((await f2.changed).type, 'NODE_DELETED');
 });
