@@ -11,6 +11,7 @@ import type { WatchEvent } from '../client/types.js';
 import { joinPath } from '../client/validate.js';
 import { NoNodeError } from '../errors.js';
 import { raceAbort } from '../util/abort.js';
+import { SmallMap } from '../util/small-map.js';
 import type { Entered, Listing } from './enter.js';
 import { holdsWithoutListing } from './grant.js';
 import { heads } from './heads.js';
@@ -111,7 +112,8 @@ export class TurnWait {
     let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
     // Granted by the listing sent with our create: nothing was watched (see the loop's first turn).
     if (waiting === undefined) return { release: 'plain', head: view.head && this.spec.lockName === this.spec.insertingKind };
-    const watches = new Map<string, WatchRecord>();
+    // Not a Map: its smallest table is about 300 bytes, kept as long as we wait, for a node or two.
+    const watches = new SmallMap<string, WatchRecord>();
     // Ended when this wait ends: a watch whose read was still on its way then removes itself.
     const scope: Scope = { ended: false };
     const events = new WatchEvents();
@@ -298,7 +300,7 @@ export class TurnWait {
    * call set are dropped, and the first error is thrown; so is a watch set after `scope` ended
    * (the wait ended meanwhile).
    */
-  private async watchAll(names: readonly string[], watches: Map<string, WatchRecord>, scope: Scope, owner: AbortSignal): Promise<string[]> {
+  private async watchAll(names: readonly string[], watches: SmallMap<string, WatchRecord>, scope: Scope, owner: AbortSignal): Promise<string[]> {
     const todo = names.filter((name) => !watches.has(name));
     const results = await Promise.allSettled(
       todo.map(async (name): Promise<WatchRecord> => {
@@ -341,7 +343,7 @@ function headAfter(waiting: Waiting, gone: ReadonlySet<string>, known: ReadonlyS
 
 
 /** Stops the watch of `name` and forgets it. */
-function dropWatch(watches: Map<string, WatchRecord>, name: string): void {
+function dropWatch(watches: SmallMap<string, WatchRecord>, name: string): void {
   watches.get(name)?.stop(WAIT_ENDED);
   watches.delete(name);
 }

@@ -12,6 +12,11 @@ import { follow, unfollow, type AbortFollower } from '../util/signals.js';
 export class Restart extends Error {}
 
 
+/** The watches of a wait by node name (a `Map`, or a `SmallMap` in a long wait). */
+export interface WatchTable extends Iterable<[string, { readonly changed: Promise<WatchEvent> }]> {
+  get(name: string): { readonly changed: Promise<WatchEvent> } | undefined;
+}
+
 /** A watch event of one wait, or why the wait must end. */
 type Fired = { readonly name: string; readonly type: WatchEvent['type'] } | { readonly error: unknown };
 
@@ -25,7 +30,8 @@ type Fired = { readonly name: string; readonly type: WatchEvent['type'] } | { re
  */
 export class WatchEvents implements AbortFollower {
   private readonly fired: Fired[] = [];
-  private readonly followed = new WeakSet<object>();
+  /** The watches followed, of those in the table at the last {@link follow} (a dropped one never returns). */
+  private followed: readonly object[] = [];
   /** The pending {@link next}: the names it waits for, and how it settles (fields, not closures). */
   private names: readonly string[] | undefined;
   private resolve: ((e: { name: string; type: WatchEvent['type'] }) => void) | undefined;
@@ -36,10 +42,11 @@ export class WatchEvents implements AbortFollower {
   private ender: AbortSignal | undefined;
 
   /** Follows every watch of `watches` not yet followed; an event counts only while its watch is the one in `watches`. */
-  follow(watches: ReadonlyMap<string, { changed: Promise<WatchEvent> }>): void {
+  follow(watches: WatchTable): void {
+    const followed: object[] = [];
     for (const [name, w] of watches) {
-      if (this.followed.has(w)) continue;
-      this.followed.add(w);
+      followed.push(w);
+      if (this.followed.includes(w)) continue;
       w.changed.then(
         (e) => {
           if (watches.get(name) === w) this.push({ name, type: e.type });
@@ -49,6 +56,8 @@ export class WatchEvents implements AbortFollower {
         },
       );
     }
+    // A copy of exactly its length: a grown array has room for 17, kept as long as we wait.
+    this.followed = followed.slice();
   }
 
   /** Follows our own node's watch: any event of it ends the wait (start over). */
