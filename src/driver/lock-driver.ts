@@ -199,7 +199,8 @@ export class LockDriver {
         giveUp?.throwIfAborted();
         // Create only while connected: a create queued in an outage would go out long after.
         // After LOST with renewal off this rejects (SessionExpiredError).
-        await this.connected(req.timeoutMs === 0, giveUp);
+        // Connected already (the common case): no wait, so the create goes out in this tick.
+        if (!isConnectedState(this.session.state)) await this.connected(req.timeoutMs === 0, giveUp);
         // Awaited in a try, not with a .catch closure: nothing more is kept while it waits.
         try {
           return await this.attempt(req, prefix, giveUp);
