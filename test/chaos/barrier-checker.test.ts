@@ -3,14 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkHistory, type ChaosEvent, type ChaosHistory } from '../../src/testing/index.js';
+import { historyOf } from './histories.js';
 
 const spec = { name: 'dbar', kind: 'double-barrier' as const, path: '/c/dbar', maxLeases: 1, memberCount: 3 };
-const history = (events: ChaosEvent[]): ChaosHistory => ({
-  version: 1,
-  meta: { seed: 1, seconds: 1, startedAt: 0, endedAt: 100, sessionTimeoutMs: 4000, clients: [], workloads: [spec], members: [] },
-  events,
-  final: { counters: {}, queueItems: {}, ephemerals: [], members: [] },
-});
+const history = (events: ChaosEvent[]): ChaosHistory => historyOf(spec, events, { endedAt: 100 });
 const ev = (t: number, client: string, phase: 'invoke' | 'ok', round = '/c/dbar/round-1'): ChaosEvent => ({ t, client, type: 'barrier', phase, workload: 'dbar', op: 'enter', round });
 
 test('double-barrier check: enters after all three invoked pass; an early one is reported', () => {

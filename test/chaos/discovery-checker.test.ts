@@ -8,14 +8,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkHistory, DEFAULT_CLIENT_COUNTS, CI_CLIENT_COUNTS, type ChaosEvent, type ChaosHistory } from '../../src/testing/index.js';
 import { planWorkloads } from '../../src/testing/chaos/plan.js';
+import { byTime, historyOf } from './histories.js';
 
 const spec = { name: 'disc', kind: 'discovery' as const, path: '/c/disc', maxLeases: 1 };
-const history = (events: ChaosEvent[]): ChaosHistory => ({
-  version: 1,
-  meta: { seed: 1, seconds: 1, startedAt: 0, endedAt: 200_000, sessionTimeoutMs: 4000, clients: [], workloads: [spec], members: [] },
-  events: [...events].sort((a, b) => a.t - b.t),
-  final: { counters: {}, queueItems: {}, ephemerals: [], members: [] },
-});
+const history = (events: ChaosEvent[]): ChaosHistory => historyOf(spec, byTime(events), { endedAt: 200_000 });
 const op = (t: number, instance: string, what: 'register' | 'update' | 'unregister', phase: 'invoke' | 'ok' | 'fail', version?: number): ChaosEvent => ({
   t,
   client: instance.split('-i')[0]!,

@@ -5,14 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkHistory, type ChaosEvent, type ChaosHistory } from '../../src/testing/index.js';
+import { byTime, historyOf } from './histories.js';
 
 const spec = { name: 'group', kind: 'group' as const, path: '/c/group', maxLeases: 1 };
-const history = (events: ChaosEvent[]): ChaosHistory => ({
-  version: 1,
-  meta: { seed: 1, seconds: 1, startedAt: 0, endedAt: 200_000, sessionTimeoutMs: 4000, clients: [], workloads: [spec], members: [] },
-  events: [...events].sort((a, b) => a.t - b.t),
-  final: { counters: {}, queueItems: {}, ephemerals: [], members: [] },
-});
+const history = (events: ChaosEvent[]): ChaosHistory => historyOf(spec, byTime(events), { endedAt: 200_000 });
 const op = (t: number, member: string, what: 'start' | 'close', phase: 'invoke' | 'ok' = 'ok'): ChaosEvent => ({ t, client: member.split('-g')[0]!, type: 'group', phase, workload: 'group', op: what, member });
 const view = (t: number, member: string, members: string[]): ChaosEvent => ({ t, client: member.split('-g')[0]!, type: 'group-view', workload: 'group', member, members: [...members].sort(), synced: true });
 const fault = (t0: number, t1: number, id: number): ChaosEvent[] => [

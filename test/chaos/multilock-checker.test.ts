@@ -8,15 +8,11 @@ import { test } from 'node:test';
 import { memberRegister, planWorkloads } from '../../src/testing/chaos/plan.js';
 import { lockFaults } from '../../src/testing/chaos/runner.js';
 import { checkHistory, CI_CLIENT_COUNTS, DEFAULT_CLIENT_COUNTS, type ChaosEvent, type ChaosHistory, type CheckName } from '../../src/testing/index.js';
+import { byTime, historyOf } from './histories.js';
 
 const P = ['/c/mlock/m0', '/c/mlock/m1', '/c/mlock/m2', '/c/mlock/m3'];
 const spec = { name: 'mlock', kind: 'multilock' as const, path: '/c/mlock', maxLeases: 1, register: 'mlock', members: P };
-const history = (events: ChaosEvent[]): ChaosHistory => ({
-  version: 1,
-  meta: { seed: 1, seconds: 1, startedAt: 0, endedAt: 100_000, sessionTimeoutMs: 4000, clients: [], workloads: [spec], members: [] },
-  events: [...events].sort((a, b) => a.t - b.t),
-  final: { counters: {}, queueItems: {}, ephemerals: [], members: [] },
-});
+const history = (events: ChaosEvent[]): ChaosHistory => historyOf(spec, byTime(events), { endedAt: 100_000 });
 
 /** One acquisition of `members` (indexes into P) with their tokens: wait at `from - 5`, grant at `from`, end at `to` (undefined: never). */
 function hold(client: string, attempt: string, from: number, to: number | undefined, members: [number, number][], why: 'release' | 'lost' = 'release'): ChaosEvent[] {

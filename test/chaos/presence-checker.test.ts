@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkHistory, type ChaosEvent, type ChaosHistory } from '../../src/testing/index.js';
 import { presenceBoundMs } from '../../src/testing/chaos/checker/presence.js';
+import { historyOf } from './histories.js';
 
 const spec = { name: 'pnode', kind: 'persistent-node' as const, path: '/c/pnode', maxLeases: 1 };
 const clients = [
@@ -13,12 +14,7 @@ const clients = [
   { name: 'pnode-2', workload: 'pnode' },
 ];
 const END = 100_000;
-const history = (events: ChaosEvent[]): ChaosHistory => ({
-  version: 1,
-  meta: { seed: 1, seconds: 1, startedAt: 0, endedAt: END, sessionTimeoutMs: 4000, clients, workloads: [spec], members: [] },
-  events,
-  final: { counters: {}, queueItems: {}, ephemerals: [], members: [] },
-});
+const history = (events: ChaosEvent[]): ChaosHistory => historyOf(spec, events, { endedAt: END, clients });
 const bound = presenceBoundMs(4000);
 const created = (t: number, client: string): ChaosEvent => ({ t, client, type: 'pnode', workload: 'pnode', op: 'created', node: `/c/pnode/${client}` });
 const closing = (t: number, client: string): ChaosEvent => ({ t, client, type: 'pnode', workload: 'pnode', op: 'closing', node: `/c/pnode/${client}` });
