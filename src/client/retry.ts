@@ -98,14 +98,37 @@ export async function withRetry<T>(
   retryable: (err: unknown) => boolean = (err) => err instanceof ConnectionLossError,
 ): Promise<T> {
   const start = performance.now();
+  try {
+    return await fn(0);
+  } catch (err) {
+    return retryAfter(policy, err, fn, sleep, retryable, start);
+  }
+}
+
+/**
+ * The rest of {@link withRetry} once its first attempt, begun at `start` (`performance.now()`),
+ * failed with `err`: for a caller that sends the first attempt itself, with no retry loop around
+ * it (on every request's path, a reply then reaches the caller without the loop's promises).
+ *
+ * @internal
+ */
+export async function retryAfter<T>(
+  policy: RetryPolicy,
+  err: unknown,
+  fn: (attempt: number) => Promise<T>,
+  sleep: (ms: number) => Promise<void>,
+  retryable: (err: unknown) => boolean,
+  start: number,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
+    if (!retryable(err) || attempt >= policy.maxRetries) throw err;
+    const delay = backoffDelay(policy, attempt);
+    if (performance.now() - start + delay > policy.deadlineMs) throw err;
+    await sleep(delay);
     try {
-      return await fn(attempt);
-    } catch (err) {
-      if (!retryable(err) || attempt >= policy.maxRetries) throw err;
-      const delay = backoffDelay(policy, attempt);
-      if (performance.now() - start + delay > policy.deadlineMs) throw err;
-      await sleep(delay);
+      return await fn(attempt + 1);
+    } catch (next) {
+      err = next;
     }
   }
 }

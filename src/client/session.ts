@@ -25,7 +25,7 @@ import { SessionLifecycle, type SessionCounters, type SessionOptions } from './l
 import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, multi, sendSync, type RawError, type RawEvent, type WatcherTableName } from './nzc.js';
 import { encodeAcls, MULTI_RESULT_TYPES, type MultiOp, type MultiResult } from './wire.js';
 import { providedAcl, sendGetAcl, sendSetAcl, validateAcl, validateAclProvider, type AclProvider } from './acl.js';
-import { backoffDelay, resolveRetryPolicy, type RetryPolicy } from './retry.js';
+import { resolveRetryPolicy, retryAfter, type RetryPolicy } from './retry.js';
 import type { Acl, AclResult, ChildrenResult, CreatedNode, CreateOptions, DataResult, NodeData, Op, OpResult, Stat, WatchEvent, Watched } from './types.js';
 import { Acls, CREATE_MODE_FLAGS } from './types.js';
 import { checkBoolean, checkInt, checkKeys, checkOptions, checkSignal, describe, joinPath, parentOf, toBuffer, validatePath, validateVersion } from './validate.js';
@@ -326,30 +326,13 @@ export class ZkSession extends SessionLifecycle {
    */
   private retrying<T>(fn: (ledger: Ledger) => Promise<T>, signal: AbortSignal | undefined, kind: 'read' | 'write', ledger: Ledger = { sent: false }): Promise<T> {
     const start = performance.now();
-    // The first attempt goes out now, with nothing of the retry loop around it: on every
-    // request's path, a reply then reaches the caller without that loop's promises and hops.
-    return fn(ledger).then(undefined, (err: unknown) => this.retryAfter(err, fn, signal, kind === 'read' ? isTransient : notApplied, ledger, start));
-  }
-
-  /** The rest of {@link retrying} once its first attempt failed with `err` (as {@link withRetry}'s loop). */
-  private async retryAfter<T>(err: unknown, fn: (ledger: Ledger) => Promise<T>, signal: AbortSignal | undefined, retryable: (err: unknown) => boolean, ledger: Ledger, start: number): Promise<T> {
-    const policy = this.retryPolicy;
-    for (let attempt = 0; ; attempt++) {
-      if (!retryable(err) || attempt >= policy.maxRetries) throw truthful(err, ledger);
-      const pause = backoffDelay(policy, attempt);
-      if (performance.now() - start + pause > policy.deadlineMs) throw truthful(err, ledger);
+    // The first attempt goes out now, with nothing of the retry loop around it (see retryAfter).
+    return fn(ledger).then(undefined, (err: unknown) =>
       // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
-      try {
-        await delay(pause, this.closeController.signal, signal);
-      } catch (reason) {
-        throw truthful(reason, ledger);
-      }
-      try {
-        return await fn(ledger);
-      } catch (next) {
-        err = next;
-      }
-    }
+      retryAfter(this.retryPolicy, err, () => fn(ledger), (ms) => delay(ms, this.closeController.signal, signal), kind === 'read' ? isTransient : notApplied, start).catch((last: unknown) => {
+        throw truthful(last, ledger);
+      }),
+    );
   }
 
   /**
