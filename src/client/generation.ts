@@ -24,8 +24,10 @@ interface Pending {
   reject(reason: unknown): void;
 }
 
-/** Listeners of one server-side watch; one stable nzc watcher function per (kind, path). */
-/** One watched (kind, path) of a generation, shared by every caller waiting on it. */
+/**
+ * One watched (kind, path) of a generation, shared by every caller waiting on it: one stable
+ * nzc watcher function per (kind, path).
+ */
 export interface WatchEntry {
   readonly kind: RawWatchKind;
   readonly path: string;

@@ -62,7 +62,6 @@ interface Scope {
   ended: boolean;
 }
 
-
 /**
  * The directory length from which a holder's release leaves the handoff mark: below it, the
  * listing a successor makes instead costs less than the mark's heavier transaction.
@@ -110,7 +109,9 @@ export class TurnWait {
     // it ever awaited in its registers, and this one waits long.
     const view: View = { size: 0, head: false, place: req.onPlace };
     let waiting = await this.firstDecision(entered, ours, count, req, giveUp, view);
-    // Granted by the listing sent with our create: nothing was watched (see the loop's first turn).
+    // Granted by the listing sent with our create, before anything was watched. The head of our
+    // first listing needs no fact (a successor's listing shows it first), unless it is of the
+    // kind that may insert a node in its place: the fact tells its successors that it did not.
     if (waiting === undefined) return { release: 'plain', head: view.head && this.spec.lockName === this.spec.insertingKind };
     // Not a Map: its smallest table is about 300 bytes, kept as long as we wait, for a node or two.
     const watches = new SmallMap<string, WatchRecord>();
@@ -124,12 +125,9 @@ export class TurnWait {
     let first = true; // still on the listing sent with our create
     try {
       for (;;) {
+        // Granted by a later listing (the first one was decided above).
         if (waiting === undefined) {
           granted = true;
-          // The head of our first listing needs no fact (a successor's listing shows it first),
-          // unless it is of the kind that may insert a node in its place: the fact tells its
-          // successors that it did not.
-          if (first) return { release: 'plain', head: view.head && this.spec.lockName === this.spec.insertingKind };
           return { release: this.afterWait(view), head: view.head };
         }
         if (req.timeoutMs === 0) return 'no';

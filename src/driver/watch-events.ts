@@ -11,7 +11,6 @@ import { follow, unfollow, type AbortFollower } from '../util/signals.js';
 /** Our node vanished while we waited (deleted by someone, or the session went): start over. */
 export class Restart extends Error {}
 
-
 /** The watches of a wait by node name (a `Map`, or a `SmallMap` in a long wait). */
 export interface WatchTable extends Iterable<[string, { readonly changed: Promise<WatchEvent> }]> {
   get(name: string): { readonly changed: Promise<WatchEvent> } | undefined;
