@@ -5,25 +5,23 @@
 // interleaved rounds (default 3) of Curator, zk-recipes, zk-recipes `--apart` (every session as
 // if in a process of its own) and kazoo, so a machine that slows down mid-run slows them all.
 // The order rotates from round to round (no implementation always runs first, on a colder
-// server, or last), and every harness runs each workload N times (default 1) unmeasured in its
+// server, or last), and every harness runs each workload N times (default 3) unmeasured in its
 // own process before it measures (the JIT, the interpreter, the server's caches warm first). Every JSON line goes to FILE (default
 // bench-results/compare-<time>.jsonl, with its "round"), the harnesses' stderr beside it (.log),
 // and stdout gets a markdown table of the medians. `--only` passes through (each anchor skips
 // the names it lacks). An anchor that is not installed is skipped, saying what installs it.
 // Needs `npm run build:test` first (the npm script runs it).
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, delimiter, dirname, join } from 'node:path';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { mntr, TestingServer } from '../build/src/testing/index.js';
-import { locateCurator } from '../build/test/java/curator.js';
+import { mntr } from '../build/src/testing/index.js';
+import { curatorHarness, kazooHarness, oursHarness, startBenchServer } from './bench-harnesses.mjs';
 import { table } from './bench-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const anchorsDir = join(root, 'bench', 'anchors');
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string', default: '3' }, 'no-apart': { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) {
@@ -40,45 +38,7 @@ const out = values.out ?? join(root, 'bench-results', `compare-${stamp}.jsonl`);
 const logFile = out.replace(/\.jsonl$/, '') + '.log';
 mkdirSync(dirname(out), { recursive: true });
 
-/** Curator: javac the harness once into a temp dir; null (with the reason) when it cannot run. */
-function curator() {
-  let installation;
-  try {
-    installation = locateCurator();
-  } catch (err) {
-    // The message is the interop tests' (test/java/curator.ts): what is missing and what installs it.
-    const why = err.message.replace(/^Curator interop tests cannot run: /, '').replace(/;? these tests fail rather than skip without them\.?$/, '');
-    console.error(`curator: skipped (${why})`);
-    return null;
-  }
-  const classes = mkdtempSync(join(tmpdir(), 'zk-recipes-anchors-'));
-  process.once('exit', () => rmSync(classes, { recursive: true, force: true }));
-  const sources = readdirSync(anchorsDir).filter((f) => f.endsWith('.java')).map((f) => join(anchorsDir, f));
-  const javac = spawnSync(installation.javac, ['-nowarn', '-Xlint:-path', '-d', classes, '-cp', installation.classpath, ...sources], { encoding: 'utf8' });
-  if (javac.status !== 0) {
-    console.error(`curator: skipped (javac failed: ${javac.stderr}${javac.stdout})`);
-    return null;
-  }
-  // Debian's versioned name is a link to the plain one: the version is in a sibling's name.
-  const jar = installation.classpath.split(delimiter).find((j) => basename(j).startsWith('curator-recipes'));
-  const version = jar && readdirSync(dirname(jar)).map((f) => /^curator-recipes-(\d[\w.-]*)\.jar$/.exec(f)?.[1]).find(Boolean);
-  const jvm = ['-Xmx256m', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.ClientCnxn=error'];
-  return { name: 'curator', label: `Curator ${version ?? '?'}`, cmd: installation.java, args: [...jvm, '-cp', [classes, installation.classpath].join(delimiter), 'anchors.CuratorBench'] };
-}
-
-/** kazoo: the first python with it (KAZOO_PYTHON, python3, Debian's /usr/bin/python3). */
-function kazoo() {
-  for (const python of [process.env.KAZOO_PYTHON, 'python3', '/usr/bin/python3'].filter(Boolean)) {
-    const probe = spawnSync(python, ['-c', 'import kazoo.version; print(kazoo.version.__version__)'], { encoding: 'utf8' });
-    if (probe.status === 0) return { name: 'kazoo', label: `kazoo ${probe.stdout.trim()}`, cmd: python, args: ['-B', join(anchorsDir, 'kazoo_bench.py')] };
-  }
-  console.error('kazoo: skipped (no python3 imports kazoo; Debian: apt-get install -y python3-kazoo, or set KAZOO_PYTHON to a python that has it)');
-  return null;
-}
-
-const ours = { name: 'zk-recipes', label: 'zk-recipes', cmd: process.execPath, args: [join(root, 'build', 'bench', 'index.js')] };
-const apart = values['no-apart'] ? null : { name: 'zk-recipes-apart', label: 'zk-recipes --apart', cmd: process.execPath, args: [join(root, 'build', 'bench', 'index.js'), '--apart'] };
-const impls = [curator(), ours, apart, kazoo()].filter(Boolean);
+const impls = [curatorHarness(), oursHarness(), values['no-apart'] ? null : oursHarness(true), kazooHarness()].filter(Boolean);
 if (impls.length === 1) console.error('bench:compare: no anchor can run here; zk-recipes runs alone');
 
 /** Runs one harness against `connect`; resolves with its JSON lines and exit code. */
@@ -111,7 +71,7 @@ function runHarness(impl, round, connect) {
 const ensure = spawnSync(process.execPath, [join(root, 'scripts', 'ensure-zookeeper.mjs'), '--server'], { stdio: ['ignore', 2, 2] });
 if (ensure.status !== 0) process.exit(1);
 console.error('starting a local ZooKeeper (standalone, default fsync, 1 GB heap)...');
-const server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });
+const server = await startBenchServer();
 process.once('SIGINT', () => void server.close().finally(() => process.exit(130)));
 const results = [];
 let zkVersion = '?';

@@ -1,21 +1,14 @@
 // node scripts/wire-trace.mjs <impl> [workload] [--warmup=N]   (default 3 unmeasured runs first; after npm run build:test; Curator needs javac and its jars)
 // impl: zk-recipes | zk-recipes-apart | curator. Starts a local ZooKeeper (as bench:compare does),
 // puts a pass-through proxy that timestamps every frame in front of it, runs one harness's
-// workload (default mutex_contended) through the proxy once warm-up then once measured, and
+// workload (default mutex_contended) through the proxy, unmeasured runs first, then one measured, and
 // prints where the time of a lock handoff goes: the server's time per request type, and the
 // client's time from each frame it received to the request it sent next (its reaction). Both
 // implementations are seen by the same proxy on the same server, so their client times compare.
 import { spawn } from 'node:child_process';
 import { createServer, connect } from 'node:net';
-import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { spawnSync } from 'node:child_process';
-import { TestingServer } from '../build/src/testing/index.js';
-import { locateCurator } from '../build/test/java/curator.js';
+import { curatorHarness, oursHarness, startBenchServer } from './bench-harnesses.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [impl = 'zk-recipes', workload = 'mutex_contended'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // Unmeasured runs first, in the same process (as bench:compare's --warmup).
 const warmup = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? 3);
@@ -93,22 +86,14 @@ async function proxy(targetPort) {
   return srv;
 }
 
+/** The chosen harness, told to run `workload` once after `warmup` unmeasured runs, against `connectString`. */
 function harness(connectString) {
-  if (impl === 'curator') {
-    const inst = locateCurator();
-    const classes = mkdtempSync(join(tmpdir(), 'wtrace-'));
-    const anchors = join(root, 'bench', 'anchors');
-    const srcs = readdirSync(anchors).filter((f) => f.endsWith('.java')).map((f) => join(anchors, f));
-    const j = spawnSync(inst.javac, ['-nowarn', '-d', classes, '-cp', inst.classpath, ...srcs], { encoding: 'utf8' });
-    if (j.status !== 0) throw new Error(j.stderr);
-    return [inst.java, ['-Xmx256m', '-cp', [classes, inst.classpath].join(delimiter), 'anchors.CuratorBench', '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', String(warmup)]];
-  }
-  const args = [join(root, 'build', 'bench', 'index.js'), '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', String(warmup)];
-  if (impl === 'zk-recipes-apart') args.push('--apart');
-  return [process.execPath, args];
+  const h = impl === 'curator' ? curatorHarness() : oursHarness(impl === 'zk-recipes-apart');
+  if (!h) process.exit(1);
+  return [h.cmd, [...h.args, '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', String(warmup)]];
 }
 
-const server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });
+const server = await startBenchServer();
 const port = Number(server.connectString.split(':')[1]);
 const p = await proxy(port);
 const [cmd, args] = harness(`127.0.0.1:${p.address().port}`);
