@@ -326,13 +326,18 @@ export class ZkSession extends SessionLifecycle {
    */
   private retrying<T>(fn: (ledger: Ledger) => Promise<T>, signal: AbortSignal | undefined, kind: 'read' | 'write', ledger: Ledger = { sent: false }): Promise<T> {
     const start = performance.now();
+    const retryable = kind === 'read' ? isTransient : notApplied;
     // The first attempt goes out now, with nothing of the retry loop around it (see retryAfter).
-    return fn(ledger).then(undefined, (err: unknown) =>
+    return fn(ledger).then(undefined, (err: unknown) => {
+      // Not to be retried (NoNode, NodeExists, ...): rejected in this very reaction, as a reply is
+      // resolved, so answers reach their callers in the order the server sent them, whether
+      // they succeeded or failed (a cache's reads of two nodes apply in that order).
+      if (!retryable(err) || this.retryPolicy.maxRetries < 1) throw truthful(err, ledger);
       // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
-      retryAfter(this.retryPolicy, err, () => fn(ledger), (ms) => delay(ms, this.closeController.signal, signal), kind === 'read' ? isTransient : notApplied, start).catch((last: unknown) => {
+      return retryAfter(this.retryPolicy, err, () => fn(ledger), (ms) => delay(ms, this.closeController.signal, signal), retryable, start).catch((last: unknown) => {
         throw truthful(last, ledger);
-      }),
-    );
+      });
+    });
   }
 
   /**

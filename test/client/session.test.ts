@@ -85,6 +85,30 @@ describe('operations', () => {
   });
 });
 
+describe('reply order', () => {
+  test('answers reach their callers in the order the server sent them, refusals and successes alike', async () => {
+    const base = uniquePath('order');
+    await s.mkdirp(`${base}/there`);
+    // Pairs sent back to back: each pair's replies come in order; so must their callers' turns.
+    const order: string[] = [];
+    const pairs = Array.from({ length: 20 }, (_, i) => {
+      const first = i % 2 === 0 ? 'missing' : 'there';
+      const second = first === 'missing' ? 'there' : 'missing';
+      const read = (name: string): Promise<void> =>
+        s.getData(`${base}/${name}`).then(
+          () => void order.push(`${i}:${name}`),
+          (err: unknown) => {
+            assert.ok(err instanceof NoNodeError);
+            order.push(`${i}:${name}`);
+          },
+        );
+      return Promise.all([read(first), read(second)]).then(() => [`${i}:${first}`, `${i}:${second}`]);
+    });
+    const expected = (await Promise.all(pairs)).flat();
+    assert.deepEqual(order, expected);
+  });
+});
+
 describe('transactions', () => {
   test('all ops commit together and report per-op results', async () => {
     const base = uniquePath('multi');
