@@ -25,7 +25,7 @@ if (files.length === 0) {
 const concurrency = process.env.ZK_TEST_CONCURRENCY ?? '2';
 const r = spawnSync(
   process.execPath,
-  ['--enable-source-maps', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=240000', ...files],
+  ['--enable-source-maps', '--test', '--test-reporter=./scripts/tap-with-recap.mjs', '--test-reporter-destination=stdout', `--test-concurrency=${concurrency}`, '--test-timeout=240000', ...files],
   { stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);
