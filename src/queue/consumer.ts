@@ -40,7 +40,9 @@ export class ClaimSource {
   // Who the claimable items were listed for: a worker at the head of the idle line ('alone')
   // may claim any item, the others their stride.
   private reader: Reader = 'stride';
-  private listing: Promise<boolean> | undefined;
+  // The listing in flight, shared by the workers that want one, and how many were started.
+  private listing: { done: Promise<boolean>; seq: number } | undefined;
+  private started = 0;
   private dirReady = false;
 
   constructor(
@@ -53,9 +55,12 @@ export class ClaimSource {
    * Claims the next unclaimed item of our stride (or in order, `'alone'`: at the head of the
    * idle line), skipping items claimed by others; null only when a fresh listing has nothing
    * claimable. A claim once sent is seen through (its outcome decides whether we hold the
-   * item), whatever the signal does meanwhile.
+   * item), whatever the signal does meanwhile. `'alone'` (the head of the idle line, which
+   * looks again after setting its watches) never relies on a listing started before the call:
+   * an item put between that listing and the watches would wait for the next put.
    */
   async tryClaim(signal: AbortSignal, reader: Reader = 'stride'): Promise<Claimed | null> {
+    const since = reader === 'alone' ? this.started : -1;
     for (let listed = false, looks = 0; ; looks++) {
       if (this.reader !== readerAfter(reader, looks)) this.claimable = [];
       while (this.claimable.length > 0 && !signal.aborted) {
@@ -69,13 +74,27 @@ export class ClaimSource {
       signal.throwIfAborted();
       if (listed) return null;
       if (reader === 'stride') await this.cursor.pause(signal);
-      const listing = (this.listing ??= this.list(readerAfter(reader, looks)).finally(() => {
-        this.listing = undefined;
-      }));
       // Only others' items: their owners are on their way; look again after a pause (what
       // outlives a few looks is ours too, and after a few such looks we take any).
-      listed = !(await raceAbort(listing, signal));
+      listed = !(await raceAbort(this.listed(readerAfter(reader, looks), since, signal), signal));
     }
+  }
+
+  /** The outcome of a listing started after the `since`-th one (joined when one is in flight). */
+  private async listed(reader: Reader, since: number, signal: AbortSignal): Promise<boolean> {
+    let current = this.listing;
+    if (current && current.seq <= since) {
+      await raceAbort(current.done.catch(() => undefined), signal);
+      current = this.listing;
+    }
+    if (!current) {
+      const seq = ++this.started;
+      const done = this.list(reader).finally(() => {
+        if (this.listing?.seq === seq) this.listing = undefined;
+      });
+      current = this.listing = { done, seq };
+    }
+    return current.done;
   }
 
   /** Lists the claimable items; true when none is ours but others' are there. */
