@@ -333,7 +333,9 @@ describe('buckets', () => {
     const path = uniquePath('reap-race');
     const bucket0 = `${path}/items/p-500/b-0000000000`;
     const proxy = await fx.proxy();
-    const cs = await fx.pool.connect(proxy.connectString);
+    // A 500 ms round trip for seconds: with the default 4 s timeout the loss clock's margins
+    // (docs/sessions.md) leave the watchdog no room, and a reset connection ends the race early.
+    const cs = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 10_000 });
     const [ps] = await fx.sessionsN(1);
     const stale = new DistributedQueue(ps!, path); // its tail stays bucket 0
     const consumer = new DistributedQueue(cs, path);
