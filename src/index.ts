@@ -72,7 +72,7 @@ export type {
 
 // What every lock-like recipe shares: the handle, options, events and participants.
 export { LockHandle } from './driver/handle.js';
-export type { AcquireOptions, LockEvents, LockOptions, LossPolicy, Participant } from './driver/lock-recipe.js';
+export type { AcquireOptions, LockEvents, LockOptions, LossPolicy, Participant, TryAcquireOptions } from './driver/lock-recipe.js';
 
 // Recipes.
 export * from './mutex/index.js';

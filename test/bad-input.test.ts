@@ -22,8 +22,10 @@ import {
   Semaphore,
   ZkRecipesError,
   ZkSession,
+  MultiLock,
   type AcquireOptions,
   type LockHandle,
+  type TryAcquireOptions,
   type SessionCounters,
 } from '../src/index.js';
 // Internal helpers (not exported from the package root), still checked for bad input.
@@ -365,7 +367,7 @@ const LOCKS: readonly LockKind[] = ['mutex', 'semaphore', 'read', 'write'];
 /** What every lock recipe offers. */
 interface LockLike {
   acquire(options?: AcquireOptions): Promise<LockHandle>;
-  tryAcquire(): Promise<LockHandle | null>;
+  tryAcquire(options?: TryAcquireOptions): Promise<LockHandle | null>;
   runExclusive(fn: () => unknown, options?: AcquireOptions): Promise<unknown>;
   participants(): Promise<unknown>;
   close(): Promise<void>;
@@ -395,6 +397,11 @@ const lockRows: Row[] = LOCKS.flatMap((kind): Row[] => [
   ...BAD_OPTIONS.map((o): Row => ({ name: `${kind}: acquire(${show(o)})`, call: (c) => lock(kind, c.s, c.path).acquire(o as never), expect: IA })),
   { name: `${kind}: acquire({ signal: {} })`, call: (c) => lock(kind, c.s, c.path).acquire({ signal: {} as AbortSignal }), expect: IA },
   { name: `${kind}: acquire with an aborted signal`, call: (c) => lock(kind, c.s, c.path).acquire({ signal: c.aborted }), expect: 'reason' },
+  ...BAD_OPTIONS.map((o): Row => ({ name: `${kind}: tryAcquire(${show(o)})`, call: (c) => lock(kind, c.s, c.path).tryAcquire(o as never), expect: IA })),
+  { name: `${kind}: tryAcquire({ signal: {} })`, call: (c) => lock(kind, c.s, c.path).tryAcquire({ signal: {} as AbortSignal }), expect: IA },
+  { name: `${kind}: tryAcquire with an aborted signal`, call: (c) => lock(kind, c.s, c.path).tryAcquire({ signal: c.aborted }), expect: 'reason' },
+  // A try never waits for the lock: a timeout is not one of its options.
+  { name: `${kind}: tryAcquire({ timeoutMs: 5 })`, call: (c) => lock(kind, c.s, c.path).tryAcquire({ timeoutMs: 5 } as never), expect: IA, message: /unknown option 'timeoutMs' of tryAcquire/ },
   ...['x', null, 42, {}].map((fn): Row => ({ name: `${kind}: runExclusive(${show(fn)})`, call: (c) => lock(kind, c.s, c.path).runExclusive(fn as never), expect: IA })),
   { name: `${kind}: runExclusive(fn, { timeoutMs: -1 })`, call: (c) => lock(kind, c.s, c.path).runExclusive(() => 1, { timeoutMs: -1 }), expect: IA },
   { name: `${kind}: runExclusive(fn, null)`, call: (c) => lock(kind, c.s, c.path).runExclusive(() => 1, null as never), expect: IA },
@@ -432,6 +439,7 @@ const lockRows: Row[] = LOCKS.flatMap((kind): Row[] => [
   // `{ timeout: 5 }` was ignored, so the call waited without limit.
   typo(`${kind}: acquire`, 'timeout', 'timeoutMs', (c) => lock(kind, c.s, c.path).acquire({ timeout: 5 } as never)),
   typo(`${kind}: runExclusive`, 'timeout', 'timeoutMs', (c) => lock(kind, c.s, c.path).runExclusive(() => 1, { timeout: 5 } as never)),
+  typo(`${kind}: tryAcquire`, 'singal', 'signal', (c) => lock(kind, c.s, c.path).tryAcquire({ singal: c.aborted } as never)),
 ]);
 
 const semaphoreRows: Row[] = [
@@ -442,6 +450,7 @@ const semaphoreRows: Row[] = [
   ...[0, -1, 3, 1.5, Number.NaN, Infinity, 2 ** 31, '1', null].flatMap((n): Row[] => [
     { name: `semaphore: acquire(${show(n)}) (maxLeases 2)`, call: (c) => new Semaphore(c.s, c.path, { maxLeases: 2 }).acquire(n as number), expect: IA },
     { name: `semaphore: tryAcquire(${show(n)}) (maxLeases 2)`, call: (c) => new Semaphore(c.s, c.path, { maxLeases: 2 }).tryAcquire(n as number), expect: IA },
+    { name: `semaphore: tryAcquire(${show(n)}, {}) (maxLeases 2)`, call: (c) => new Semaphore(c.s, c.path, { maxLeases: 2 }).tryAcquire(n as number, {}), expect: IA },
   ]),
   { name: 'semaphore: acquire(1, null)', call: (c) => new Semaphore(c.s, c.path, { maxLeases: 2 }).acquire(1, null as never), expect: IA },
   { name: 'semaphore: acquire(1, { timeoutMs: 2^31 })', call: (c) => new Semaphore(c.s, c.path, { maxLeases: 2 }).acquire(1, { timeoutMs: 2 ** 31 }), expect: IA },
@@ -457,6 +466,10 @@ const semaphoreRows: Row[] = [
   { name: 'rwlock: path "/"', call: (c) => new ReadWriteLock(c.s, '/'), expect: IA },
   { name: 'handle: release() twice', call: (c) => c.released.release(), expect: NotHeldError },
   { name: 'handle: multi() after release', call: (c) => c.released.multi([{ type: 'create', path: c.path }]), expect: NotHeldError },
+  { name: 'semaphore: tryAcquire(1, aborted)', call: (c) => new Semaphore(c.s, c.path, { maxLeases: 2 }).tryAcquire(1, { signal: c.aborted }), expect: 'reason' },
+  ...BAD_OPTIONS.map((o): Row => ({ name: `multilock: tryAcquire(${show(o)})`, call: (c) => new MultiLock(c.s, [`${c.path}/a`, `${c.path}/b`]).tryAcquire(o as never), expect: IA })),
+  { name: 'multilock: tryAcquire with an aborted signal', call: (c) => new MultiLock(c.s, [`${c.path}/a`, `${c.path}/b`]).tryAcquire({ signal: c.aborted }), expect: 'reason' },
+  { name: 'semaphore: tryAcquire(1, null)', call: (c) => new Semaphore(c.s, c.path, { maxLeases: 2 }).tryAcquire(1, null as never), expect: IA },
 ];
 
 // ---- leader election ------------------------------------------------------------------------

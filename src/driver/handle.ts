@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ZkSession } from '../client/session.js';
+import type { CallOptions, ZkSession } from '../client/session.js';
 import type { Op, OpResult, WatchEvent } from '../client/types.js';
 import { LockLostError, NoNodeError, NotHeldError } from '../errors.js';
 import type { LockLossReason } from '../observability/channels.js';
@@ -179,12 +179,13 @@ export class LockHandle implements AsyncDisposable {
   /**
    * Runs `ops` as one ZooKeeper transaction that also checks our lock node still exists, so the
    * writes commit only while the lock is held (etcd's `IsOwner`). Rejects with
-   * {@link LockLostError} when it does not. Results exclude the check.
+   * {@link LockLostError} when it does not. Results exclude the check. `options.signal` works as
+   * for the session's `multi` (a transaction already sent still waits for its answer).
    */
-  async multi(ops: readonly Op[]): Promise<OpResult[]> {
+  async multi(ops: readonly Op[], options?: CallOptions): Promise<OpResult[]> {
     if (!this.isHeld) throw new NotHeldError(`lock ${this.path} is not held`, { path: this.path });
     try {
-      const results = await this.session.multi([{ type: 'check', path: this.path }, ...ops]);
+      const results = await this.session.multi([{ type: 'check', path: this.path }, ...ops], options);
       return results.slice(1);
     } catch (err) {
       if (err instanceof NoNodeError && err.opIndex === 0) {

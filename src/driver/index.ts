@@ -4,7 +4,7 @@
  * @module
  */
 export { LockHandle } from './handle.js';
-export type { AcquireOptions, LockEvents, LockOptions, LossPolicy, Participant } from './lock-recipe.js';
+export type { AcquireOptions, LockEvents, LockOptions, LossPolicy, Participant, TryAcquireOptions } from './lock-recipe.js';
 export { LockRecipe } from './lock-recipe.js';
 export { compareSeq, parseNode, protectedPrefix, sortChildren, type QueueNode } from './names.js';
 export { readPredicate, windowPredicate, writePredicate, type Decision, type Hold, type Predicate, type WaitOn } from './predicates.js';

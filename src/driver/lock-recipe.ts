@@ -91,6 +91,20 @@ export interface AcquireOptions {
 /** The keys of {@link AcquireOptions}. @internal */
 export const ACQUIRE_OPTION_KEYS = optionKeys<AcquireOptions>({ timeoutMs: true, signal: true, onProgress: true });
 
+/**
+ * Options of a try-once acquisition (`tryAcquire`). It never waits for the lock; it waits for a
+ * connection at most the session's connect timeout (then rejects with `ConnectionLossError`,
+ * nothing sent), and for its requests' answers.
+ * @group Recipes
+ */
+export interface TryAcquireOptions {
+  /** Give up when this aborts, rejecting with its reason; our node, if created, is deleted. */
+  signal?: AbortSignal;
+}
+
+/** The keys of {@link TryAcquireOptions}. @internal */
+export const TRY_ACQUIRE_OPTION_KEYS = optionKeys<TryAcquireOptions>({ signal: true });
+
 /** A node in a lock's queue, as `participants()` reports it. @group Recipes */
 export interface Participant {
   /** The participant id stored in the node (the `participantId` option). */
@@ -246,10 +260,10 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
    * Acquires `count` adjacent nodes; the shared body of every recipe's `acquire`. With
    * `inPlaceOf`, one node in that held node's place, or {@link LockLostError} once it is gone.
    */
-  protected acquireNodes(count: number, options: AcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
+  protected acquireNodes(count: number, options: AcquireOptions | TryAcquireOptions | undefined, tryOnce: boolean, inPlaceOf?: InPlaceOf): Promise<LockHandle | null> {
     let opts: AcquireOptions, timeoutMs: number | undefined, userSignal: AbortSignal | undefined, onProgress: AcquireOptions['onProgress'];
     try {
-      opts = checkOptions(options, 'acquire', ACQUIRE_OPTION_KEYS);
+      opts = tryOnce ? checkOptions(options, 'tryAcquire', TRY_ACQUIRE_OPTION_KEYS) : checkOptions(options, 'acquire', ACQUIRE_OPTION_KEYS);
       timeoutMs = tryOnce ? 0 : checkTimeout(opts.timeoutMs);
       userSignal = checkSignal(opts.signal);
       onProgress = checkOptionalFunction(opts.onProgress, 'onProgress');

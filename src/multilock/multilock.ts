@@ -7,7 +7,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { ZkSession } from '../client/session.js';
 import { checkFunction, checkOptions, checkSignal, checkTimeout, describe, validatePath } from '../client/validate.js';
 import type { LockHandle } from '../driver/handle.js';
-import { ACQUIRE_OPTION_KEYS, runHolding, type AcquireOptions } from '../driver/lock-recipe.js';
+import { ACQUIRE_OPTION_KEYS, runHolding, TRY_ACQUIRE_OPTION_KEYS, type AcquireOptions, type TryAcquireOptions } from '../driver/lock-recipe.js';
 import { InvalidArgumentError, LockLostError, NotHeldError } from '../errors.js';
 import { Mutex, type MutexOptions } from '../mutex/mutex.js';
 
@@ -176,12 +176,17 @@ export class MultiLock extends EventEmitter<MultiLockEvents> {
     return this.grant(taken);
   }
 
-  /** Takes every member lock if all are free right now; otherwise releases what it took and resolves to `null`. */
-  async tryAcquire(): Promise<MultiLockHandle | null> {
+  /**
+   * Takes every member lock if all are free right now; otherwise releases what it took and
+   * resolves to `null`. When the signal aborts first, releases what it took and rejects with
+   * its reason.
+   */
+  async tryAcquire(options?: TryAcquireOptions): Promise<MultiLockHandle | null> {
+    const signal = checkSignal(checkOptions(options, 'tryAcquire', TRY_ACQUIRE_OPTION_KEYS).signal);
     const taken: LockHandle[] = [];
     try {
       for (const m of this.mutexes) {
-        const h = await m.tryAcquire();
+        const h = await m.tryAcquire({ signal });
         if (!h) {
           await releaseAll(taken);
           return null;

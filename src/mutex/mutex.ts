@@ -7,7 +7,7 @@ import type { ZkSession } from '../client/session.js';
 import type { Stat } from '../client/types.js';
 import type { LockHandle } from '../driver/handle.js';
 import { OneHolderDirectory, ONE_HOLDER_RECORD } from '../driver/layouts.js';
-import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
+import { LockRecipe, type AcquireOptions, type LockOptions, type TryAcquireOptions } from '../driver/lock-recipe.js';
 import type { QueueNode } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
 
@@ -65,9 +65,12 @@ export class Mutex extends LockRecipe {
     return this.acquireNodes(1, options, false) as Promise<LockHandle>;
   }
 
-  /** Takes the lock if it is free right now; otherwise resolves to `null` (never throws for "busy"). */
-  tryAcquire(): Promise<LockHandle | null> {
-    return this.acquireNodes(1, undefined, true);
+  /**
+   * Takes the lock if it is free right now; otherwise resolves to `null` (never throws for
+   * "busy"). Rejects with the signal's reason when it aborts first.
+   */
+  tryAcquire(options?: TryAcquireOptions): Promise<LockHandle | null> {
+    return this.acquireNodes(1, options, true);
   }
 
   /**

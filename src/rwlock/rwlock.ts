@@ -5,7 +5,7 @@
  */
 import type { ZkSession } from '../client/session.js';
 import type { LockHandle } from '../driver/handle.js';
-import { LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
+import { LockRecipe, type AcquireOptions, type LockOptions, type TryAcquireOptions } from '../driver/lock-recipe.js';
 import type { QueueNode } from '../driver/names.js';
 import { readPredicate, writePredicate } from '../driver/predicates.js';
 import { IllegalStateError, LockLostError } from '../errors.js';
@@ -156,10 +156,11 @@ export class ReadLock extends LockRecipe {
 
   /**
    * Takes the read lock if no writer holds or waits ahead; otherwise `null`. A downgrade is
-   * granted, or rejects with `LockLostError`, as with `acquire()`.
+   * granted, or rejects with `LockLostError`, as with `acquire()`. Rejects with the signal's
+   * reason when it aborts first.
    */
-  tryAcquire(): Promise<LockHandle | null> {
-    return this.acquireOrDowngrade(undefined, true);
+  tryAcquire(options?: TryAcquireOptions): Promise<LockHandle | null> {
+    return this.acquireOrDowngrade(options, true);
   }
 
   /** Runs `fn` while holding the read lock, then releases it (`LockLostError` if lost meanwhile). */
@@ -168,7 +169,7 @@ export class ReadLock extends LockRecipe {
   }
 
   /** Decided once per call: a downgrade fails with the write lock, it never becomes a plain read. */
-  private async acquireOrDowngrade(options: AcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | null> {
+  private async acquireOrDowngrade(options: AcquireOptions | TryAcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | null> {
     const write = this.heldWrite();
     if (!write?.isHeld) return this.acquireNodes(1, options, tryOnce);
     try {
@@ -230,10 +231,13 @@ export class WriteLock extends LockRecipe {
     return this.acquireNodes(1, options, false) as Promise<LockHandle>;
   }
 
-  /** Takes the write lock if nobody holds or waits ahead; otherwise `null`. */
-  async tryAcquire(): Promise<LockHandle | null> {
+  /**
+   * Takes the write lock if nobody holds or waits ahead; otherwise `null`. Rejects with the
+   * signal's reason when it aborts first.
+   */
+  async tryAcquire(options?: TryAcquireOptions): Promise<LockHandle | null> {
     this.refuseUpgrade();
-    return this.acquireNodes(1, undefined, true);
+    return this.acquireNodes(1, options, true);
   }
 
   /** Runs `fn` while holding the write lock, then releases it (`LockLostError` if lost meanwhile). */

@@ -8,7 +8,7 @@ import type { Stat } from '../client/types.js';
 import { checkOptions, describe, optionKeys } from '../client/validate.js';
 import type { LockHandle } from '../driver/handle.js';
 import type { AcquireRequest, HeldNodes, LockDriver } from '../driver/lock-driver.js';
-import { LOCK_OPTION_KEYS, LockRecipe, type AcquireOptions, type LockOptions } from '../driver/lock-recipe.js';
+import { LOCK_OPTION_KEYS, LockRecipe, type AcquireOptions, type LockOptions, type TryAcquireOptions } from '../driver/lock-recipe.js';
 import { parseRecord, refuseForeign } from '../driver/layouts.js';
 import { parseNode, type QueueNode } from '../driver/names.js';
 import { windowPredicate } from '../driver/predicates.js';
@@ -120,9 +120,15 @@ export class Semaphore extends LockRecipe {
     return this.acquireNodes(this.checkLeases(leases), options, false) as Promise<LockHandle>;
   }
 
-  /** Takes `leases` leases (default 1) if free right now; otherwise resolves to `null`. */
-  async tryAcquire(leases = 1): Promise<LockHandle | null> {
-    return this.acquireNodes(this.checkLeases(leases), undefined, true);
+  /**
+   * Takes `leases` leases (default 1) if free right now; otherwise resolves to `null`. Rejects
+   * with the signal's reason when it aborts first.
+   */
+  tryAcquire(options?: TryAcquireOptions): Promise<LockHandle | null>;
+  tryAcquire(leases: number, options?: TryAcquireOptions): Promise<LockHandle | null>;
+  async tryAcquire(a?: number | TryAcquireOptions, b?: TryAcquireOptions): Promise<LockHandle | null> {
+    const [leases, options] = typeof a === 'number' ? [a, b] : [1, a];
+    return this.acquireNodes(this.checkLeases(leases), options, true);
   }
 
   /** Runs `fn` while holding one lease, then releases it (`LockLostError` if lost meanwhile). */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NotHeldError, SessionExpiredError } from '../../src/errors.js';
-import { Mutex, Perms, type LockHandle, type SessionOptions, type ZkSession } from '../../src/index.js';
+import { MultiLock, Mutex, Perms, type LockHandle, type SessionOptions, type ZkSession } from '../../src/index.js';
 import { MARK_MIN_CHILDREN } from '../../src/driver/lock-driver.js';
 import { ChaosProxy, expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { nextState, ServerFixture, uniquePath } from '../helpers.js';
@@ -590,6 +590,47 @@ describe('giving up leaves nothing behind', () => {
     assert.equal((await m.participants()).filter((p) => p.id === 'victim').length, 1, 'exactly one node for the attempt');
     await h.release();
     assert.deepEqual(await lockNodes(path), []);
+  });
+});
+
+describe('tryAcquire with a signal', () => {
+  test('the signal aborts while the create is applied but its answer held up (latency): rejects with the reason within its grace; the node is deleted once the answer comes', async () => {
+    const path = uniquePath('try-abort');
+    const proxy = await fx.proxy();
+    // A 1.4 s round trip for seconds: a timeout whose loss-clock margins it fits in (docs/sessions.md).
+    const victim = await pool.connect(proxy.connectString, { sessionTimeoutMs: 20_000 });
+    const m = new Mutex(victim, path, { participantId: 'victim', reapParentAfterMs: 0 });
+    proxy.latency(700);
+    const ac = new AbortController();
+    const reason = new Error('caller gave up');
+    const pending = m.tryAcquire({ signal: ac.signal });
+    await waitFor(async () => (await lockNodes(path)).length === 1, { timeoutMs: 20_000, message: 'the create applied' });
+    ac.abort(reason);
+    // At most the grace (GRACE_MS, 500 ms) a caller that gave up waits for what it sent.
+    await assert.rejects(withTimeout(pending, 2000, 'tryAcquire to give up'), (err) => err === reason);
+    await waitFor(async () => (await lockNodes(path)).length === 0, { timeoutMs: 10_000, message: 'the node deleted' });
+    proxy.pass();
+    const again = await m.tryAcquire({ signal: AbortSignal.timeout(5000) });
+    assert.ok(again, 'free again');
+    await again.release();
+    await m.close();
+    await waitNoWatches(victim, path);
+  });
+
+  test('multi-lock: the signal aborts during a member\'s try: rejects with the reason; nothing is left', async () => {
+    const base = uniquePath('try-abort-multi');
+    const proxy = await fx.proxy();
+    const victim = await pool.connect(proxy.connectString, { sessionTimeoutMs: 20_000 });
+    const multi = new MultiLock(victim, [`${base}/a`, `${base}/b`]);
+    proxy.latency(700);
+    const ac = new AbortController();
+    const pending = multi.tryAcquire({ signal: ac.signal });
+    await waitFor(async () => (await lockNodes(`${base}/a`)).length === 1, { timeoutMs: 20_000, message: "the first member's create applied" });
+    ac.abort(new Error('stop'));
+    await assert.rejects(withTimeout(pending, 2000, 'tryAcquire to give up'), /stop/);
+    await waitFor(async () => (await lockNodes(`${base}/a`)).length + (await lockNodes(`${base}/b`)).length === 0, { timeoutMs: 10_000, message: 'nothing left' });
+    proxy.pass();
+    await multi.close();
   });
 });
 
