@@ -143,7 +143,8 @@ test('a register that times out or is aborted while its create is on the way lea
   const aborted = d.register({ name: 'api', id: 'gone' }, { signal: stop.signal });
   setTimeout(() => stop.abort(new Error('shutting down')), 300).unref();
   await assert.rejects(aborted, /shutting down/);
-  assert.ok(Date.now() - t0 < 1400, `both rejected at their deadlines, not after the delayed replies (${Date.now() - t0} ms)`);
+  // The replies come 3 s after their sends: anything well under that is the deadlines'.
+  assert.ok(Date.now() - t0 < 2500, `both rejected at their deadlines, not after the delayed replies (${Date.now() - t0} ms)`);
   assert.deepEqual(ids(d.registered), []);
   // The creates land (1.5 s late) and are removed by the discovery, on the same session.
   await waitFor(() => s.counters.create - creates >= 2, { timeoutMs: 10_000, message: 'both creates sent' });
