@@ -314,6 +314,15 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
   }
 
   /**
+   * @internal What a second client needs to connect as this one does (for the test kit's forced
+   * expiry): its SASL login, auth and TLS options. A server that requires SASL refuses a client
+   * without it, and a TLS port one without TLS.
+   */
+  identity(): Pick<SessionOptions, 'sasl' | 'auth' | 'tls'> {
+    return { ...(this.sasl && { sasl: this.sasl }), auth: this.auth, ...(this.tls && { tls: this.tls as TlsOptions }) };
+  }
+
+  /**
    * Resolves once connected (`CONNECTED` or `RECONNECTED`); rejects on close, timeout or abort,
    * and with {@link SessionExpiredError} once the session is `LOST` and `renewOnLoss` is off
    * (it will never connect again).

@@ -31,7 +31,9 @@ export const EXPIRE_SESSION_OPTION_KEYS = optionKeys<ExpireSessionOptions>({ con
  * told its session expired. Resolves once the victim has reported `LOST`.
  *
  * A plain join-and-close without cutting the victim off is racy: the victim reconnects at once
- * and takes the session back before the close arrives.
+ * and takes the session back before the close arrives. The second client logs in as the victim
+ * does (its SASL login, auth and TLS options), so a server that requires SASL, or a TLS port,
+ * lets it join.
  *
  * Every argument is checked before anything is done: {@link InvalidArgumentError} for a victim
  * that is not a connected `ZkSession`, a proxy that is not a {@link ChaosProxy}, or a bad
@@ -68,6 +70,7 @@ export async function expireSession(victim: ZkSession, proxy: ChaosProxy, option
   proxy.dropAll();
   try {
     const joiner = await ZkSession.connect(o.connectString ?? `${proxy.targetHost}:${proxy.targetPort}`, {
+      ...victim.identity(),
       join: victim.credentials(),
       sessionTimeoutMs: victim.timeoutMs,
       renewOnLoss: false,

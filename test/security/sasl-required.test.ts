@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { AuthFailedError, saslAcl, ZkSession } from '../../src/index.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { jaasServerConfig, TestingServer } from '../../src/testing/index.js';
+import { ChaosProxy, expireSession, jaasServerConfig, TestingServer } from '../../src/testing/index.js';
 import { nextState, SessionPool, uniquePath } from '../helpers.js';
 
 const T = 6000;
@@ -69,6 +69,24 @@ describe('a server that requires SASL', () => {
     assert.ok(performance.now() - started < 3000, 'refused at once');
   });
 
+  test('expireSession expires a SASL session behind a proxy (the joiner authenticates as the victim does)', async () => {
+    const proxy = await ChaosProxy.start({ targetPort: server.port });
+    try {
+      const alice = { mechanism: 'DIGEST-MD5', username: 'alice', password: 'alice-secret' } as const;
+      const victim = await pool.connect(proxy.connectString, { sessionTimeoutMs: T, sasl: alice });
+      const base = uniquePath('required-expire');
+      await victim.mkdirp(base, { acl: [saslAcl('alice')] });
+      const before = victim.sessionId;
+      await expireSession(victim, proxy);
+      assert.notEqual(victim.sessionId, before);
+      await victim.waitConnected({ timeoutMs: 10_000 });
+      assert.ok(await victim.exists(base), 'the renewed session authenticated again');
+      await victim.deleteRecursive(base);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   // Last: it changes the server's users.
   test('credentials that stop working on a reconnect: pending calls reject with AuthFailedError, the session closes', async () => {
     const s = await pool.connect(server.connectString, { sessionTimeoutMs: 20_000, sasl: { mechanism: 'DIGEST-MD5', username: 'alice', password: 'alice-secret' } });
@@ -86,4 +104,6 @@ describe('a server that requires SASL', () => {
     await closed;
     assert.ok(errors.some((e) => e instanceof AuthFailedError), 'reported as an error event');
   });
+
 });
+

@@ -7,7 +7,7 @@ import { ZkSession, type SessionOptions } from '../../src/client/index.js';
 import { TlsError } from '../../src/errors.js';
 import { Mutex } from '../../src/mutex/index.js';
 import { DistributedQueue } from '../../src/queue/index.js';
-import { TestingServer, type TestCertificates } from '../../src/testing/index.js';
+import { ChaosProxy, expireSession, TestingServer, type TestCertificates } from '../../src/testing/index.js';
 import { SessionPool, uniquePath } from '../helpers.js';
 
 let server: TestingServer;
@@ -58,6 +58,20 @@ describe('TLS: secureClientPort', () => {
     assert.equal((await q2.take({ timeoutMs: 5000 })).toString(), 'two');
     await Promise.all([q1.close(), q2.close()]);
     await a.deleteRecursive(base);
+  });
+
+  test('expireSession expires a TLS session behind a proxy (the joiner connects over TLS too)', async () => {
+    const proxy = await ChaosProxy.start({ targetPort: server.securePort as number });
+    try {
+      const victim = await pool.connect(proxy.connectString, { tls: certs.clientTls, sessionTimeoutMs: 6000 });
+      const before = victim.sessionId;
+      await expireSession(victim, proxy);
+      assert.notEqual(victim.sessionId, before, 'a new session after LOST');
+      await victim.waitConnected({ timeoutMs: 10_000 });
+      assert.ok(await victim.exists('/zookeeper'), 'the new session works over TLS');
+    } finally {
+      await proxy.close();
+    }
   });
 
   test('a server certificate from another CA is refused (TlsError, the verification error as cause)', async () => {
