@@ -409,6 +409,10 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
       const refused = saslRequired !== undefined && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY && frame.readInt32BE(REPLY.ERR) === SESSION_CLOSED_REQUIRE_SASL_AUTH;
       if (!answerFrame(this, frame)) {
         handle.call(this, frame);
+        // The client arms an idle timeout for its pings at the handshake; the session sends its
+        // own heartbeats (and the timeout's handler is a no-op), but an armed timeout is
+        // refreshed on every read and write of the socket.
+        if (socket && socket.timeout && this.socket === socket) socket.setTimeout(0);
         if (notified && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY + 8 && frame.readInt32BE(REPLY.XID) === NOTIFICATION_XID) notifyFrom(frame, notified);
       }
       offset += 4 + size;
