@@ -59,7 +59,7 @@ async function proxy(targetPort) {
       else if (recording) {
         const xid = f.readInt32BE(0);
         const op = f.readInt32BE(4);
-        const fr = { conn, dir: 'c', t: now(), xid, op };
+        const fr = { conn, dir: 'c', t: now(), xid, op, len: f.length };
         pending.set(xid, fr);
         frames.push(fr);
       }
@@ -119,8 +119,10 @@ for (const f of run) if (f.dir === 's' && f.req) {
   const k = name(f.req.op);
   (serverTime.get(k) ?? serverTime.set(k, []).get(k)).push(f.t - f.req.t);
 }
-console.log('server time per request (proxy → reply at proxy), ms: type count p50 p90');
-for (const [k, v] of serverTime) console.log(`  ${k.padEnd(14)} ${String(v.length).padStart(6)} ${med(v).toFixed(3)} ${p90(v).toFixed(3)}`);
+const sizes = new Map();
+for (const f of run) if (f.dir === 'c') (sizes.get(name(f.op)) ?? sizes.set(name(f.op), []).get(name(f.op))).push(f.len);
+console.log('server time per request (proxy → reply at proxy), ms: type count p50 p90, and the request frame size in bytes (p50)');
+for (const [k, v] of serverTime) console.log(`  ${k.padEnd(14)} ${String(v.length).padStart(6)} ${med(v).toFixed(3)} ${p90(v).toFixed(3)}  ${med(sizes.get(k) ?? [])} B`);
 // Client reaction: a request's gap since the last frame its connection received.
 const lastIn = new Map();
 const reaction = new Map();
