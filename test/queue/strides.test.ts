@@ -5,7 +5,7 @@
 // or a stuck at-least-once one leaves in its share is taken by the others.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DistributedQueue } from '../../src/index.js';
+import { DistributedQueue, type ZkSession } from '../../src/index.js';
 import { isMemberName } from '../../src/queue/layout.js';
 import { expireSession, waitFor, withTimeout } from '../../src/testing/index.js';
 import { ServerFixture, uniquePath } from '../helpers.js';
@@ -21,6 +21,25 @@ async function members(path: string): Promise<{ name: string; owner: bigint }[]>
 }
 
 const owners = async (path: string): Promise<bigint[]> => (await members(path)).map((m) => m.owner).sort();
+
+/**
+ * Each consumer session's state, requests sent and watches (the client's count; the server lists
+ * only data watches per session, `wchc`), and the queue's nodes with their owners.
+ */
+async function stallReport(path: string, sessions: readonly ZkSession[]): Promise<string> {
+  const watches = await fx.server.watchesBySession().catch(() => new Map<string, string[]>());
+  const per = sessions.map((s, i) => {
+    const data = (watches.get(`0x${s.sessionId.toString(16)}`) ?? []).map((p) => p.slice(path.length) || '/');
+    return `c${i} (0x${s.sessionId.toString(16)}): ${s.state}, sent ${JSON.stringify(s.counters)}, ${s.activeWatchCount} watches, data watches on the server [${data.join(' ')}]`;
+  });
+  const owned = async (dir: string): Promise<string> => {
+    const names = await childrenOf(fx.observer, dir);
+    const owners = await Promise.all(names.map(async (n) => (await fx.observer.exists(`${dir}/${n}`))?.ephemeralOwner ?? 0n));
+    return names.map((n, i) => (owners[i] ? `${n} (0x${owners[i]!.toString(16)})` : n)).join(' ');
+  };
+  const dirs = await Promise.all(['consumers', 'claims', 'items'].map(async (d) => `${d}: [${await owned(`${path}/${d}`)}]`));
+  return [...per, ...dirs, `items: ${(await itemPaths(fx.observer, path)).length}`].join('; ');
+}
 
 const keys = (n: number, prefix = 'item'): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
 
@@ -178,7 +197,11 @@ describe('strides', () => {
           await producer.putAll(keys(produced + 300).slice(produced));
           produced += 300;
         } else {
-          await waitFor(() => produced - handled.size < 300 || firstDone(), { timeoutMs: 30_000, intervalMs: 5, message: 'the consumers keep up' });
+          await waitFor(() => produced - handled.size < 300 || firstDone(), { timeoutMs: 30_000, intervalMs: 5, message: 'the consumers keep up' }).catch(async (err: unknown) => {
+            // Once seen (all three consumers idle for 30 s on a loaded machine, never reproduced):
+            // say what each consumer was doing.
+            throw new Error(`${String(err)}; ${produced} put, ${handled.size} handled, A's count ${countA}; ${await stallReport(path, [sa!, sb!, sc!])}`, { cause: err });
+          });
         }
       }
       assert.equal((await members(path)).length, 3);
