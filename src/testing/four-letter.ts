@@ -180,7 +180,7 @@ export function parseWatches(text: string): Map<string, string[]> {
   return watches;
 }
 
-/** Asks `wchc`: watched paths by session id (`0x...`). @group Testing */
+/** Asks `wchc`: watched paths by session id (`0x...`). The server lists data watches only (`getData`, `exists`), not child watches. @group Testing */
 export async function watchesBySession(
   host: string,
   port: number,
@@ -189,7 +189,7 @@ export async function watchesBySession(
   return parseWatches(await fourLetterWord(host, port, 'wchc', options));
 }
 
-/** Asks `wchp`: watching session ids (`0x...`) by path. @group Testing */
+/** Asks `wchp`: watching session ids (`0x...`) by path. Data watches only, as `wchc`. @group Testing */
 export async function watchesByPath(
   host: string,
   port: number,
