@@ -151,7 +151,7 @@ describe('caches at scale', () => {
     const built = since(t0);
     // 10 s, not the files' usual 4: the heartbeat that moves the loss clock waits behind up to
     // 256 reads, and on a loaded 2-core machine the clock then trails by more than 0.8 x 4 s
-    // although the connection works (it was reset once in 11 full runs; see docs/sessions.md).
+    // although the connection works (it was reset once in 9 full runs; see docs/sessions.md).
     const [s] = await fx.sessionsN(1, { sessionTimeoutMs: 10_000 });
     assert.ok(s);
     const cache = new ChildrenCache(s, root, { cacheData: false, concurrency: 256 });
