@@ -306,7 +306,10 @@ export function interceptHandshake(client: RawClient, hooks: HandshakeHooks): ()
     }
     // Nothing of an earlier connection's stream belongs to this one.
     this.pendingBuffer = null;
-    if (this.socket) coalesceWrites(this.socket);
+    if (this.socket) {
+      coalesceWrites(this.socket);
+      withoutIdleTimer(this.socket);
+    }
     const queue = this.packetQueue.queue;
     const before = queue.length;
     hooks.sending();
@@ -409,10 +412,6 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
       const refused = saslRequired !== undefined && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY && frame.readInt32BE(REPLY.ERR) === SESSION_CLOSED_REQUIRE_SASL_AUTH;
       if (!answerFrame(this, frame)) {
         handle.call(this, frame);
-        // The client arms an idle timeout for its pings at the handshake; the session sends its
-        // own heartbeats (and the timeout's handler is a no-op), but an armed timeout is
-        // refreshed on every read and write of the socket.
-        if (socket && socket.timeout && this.socket === socket) socket.setTimeout(0);
         if (notified && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY + 8 && frame.readInt32BE(REPLY.XID) === NOTIFICATION_XID) notifyFrom(frame, notified);
       }
       offset += 4 + size;
@@ -458,6 +457,17 @@ function coalesceWrites(socket: import('node:net').Socket): void {
     }
     return write.apply(this, args);
   } as typeof write;
+}
+
+/**
+ * The client arms a socket idle timeout for its own pings when the handshake is answered. The
+ * session heartbeats on its own schedule (that timeout's handler is a no-op), and an armed
+ * timeout is refreshed on every read and write: this connection's socket never arms one.
+ */
+function withoutIdleTimer(socket: import('node:net').Socket): void {
+  socket.setTimeout = function (this: import('node:net').Socket): import('node:net').Socket {
+    return this;
+  } as typeof socket.setTimeout;
 }
 
 /**
