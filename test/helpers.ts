@@ -131,6 +131,16 @@ export class ServerFixture {
     );
   }
 
+  /** Every watch the server holds, child watches included (mntr's total: `wchc` lists data watches only). */
+  async watchTotal(): Promise<number> {
+    return Number((await this.server.mntr()).zk_watch_count);
+  }
+
+  /** Waits until the server holds `count` watches in all ({@link watchTotal}). */
+  async waitWatchTotal(count: number, message: string, timeoutMs = 5000): Promise<void> {
+    await waitFor(async () => (await this.watchTotal()) === count, { timeoutMs, message: `${count} watches on the server: ${message}` });
+  }
+
   /** A proxy in front of the server (closed in `after`). */
   async proxy(): Promise<ChaosProxy> {
     const proxy = await ChaosProxy.start({ targetPort: this.server.port });

@@ -93,11 +93,6 @@ export function cacheSuite(mode: SuiteMode): void {
     );
   }
 
-  /** The server's count of watches (mntr): child watches are counted there only. */
-  async function serverWatchCount(): Promise<number> {
-    return Number((await fx.server.mntr()).zk_watch_count);
-  }
-
   describe(`caches (${mode} watches)`, () => {
     for (const kind of KINDS) {
       test(`${kind}: loads an absent root, an empty root and a small tree: initialized exactly once, equal to a fresh read, then follows the root's creation`, async () => {
@@ -342,7 +337,7 @@ export function cacheSuite(mode: SuiteMode): void {
         const absent = `${base}/absent`;
         await build([base, held, `${held}/a`, `${held}/a/x`]);
         const before = footprint(s);
-        const watchesBefore = await serverWatchCount();
+        const watchesBefore = await fx.watchTotal();
         for (const root of [held, absent]) {
           const cache = makeCache(kind, s, root, { watchMode: mode });
           const it = cache.events();
@@ -361,7 +356,7 @@ export function cacheSuite(mode: SuiteMode): void {
         }
         await noWatchesLeft(s, held);
         // Child watches show only in the server's count.
-        await waitFor(async () => (await serverWatchCount()) === watchesBefore, { timeoutMs: 10_000, message: `the server's watch count back to ${watchesBefore}` });
+        await fx.waitWatchTotal(watchesBefore, 'back to the count before', 10_000);
         assert.deepEqual(footprint(s), before, 'listeners and watches of the session as before');
         assert.equal(await fx.observer.exists(absent), null, 'the absent root was not created');
         assertNoWrites(s);
@@ -374,17 +369,17 @@ export function cacheSuite(mode: SuiteMode): void {
       await build([root, `${root}/a`, `${root}/a/x`, `${root}/b`]);
       for (const kind of KINDS) {
         const s = await session();
-        const before = await serverWatchCount();
+        const before = await fx.watchTotal();
         const cache = makeCache(kind, s, root, { watchMode: mode });
         await cache.start({ timeoutMs: 10_000 });
         // One-shot: a tree of 4 nodes, a data and a child watch each; children: the root's child
         // watch and a data watch on a and b; node: a data watch. Persistent: the server counts a
         // persistent watch in its data and its child watch tables alike (2).
         const want = mode === 'persistent' ? 2 : { tree: 8, children: 1 + 2, node: 1 }[kind];
-        await waitFor(async () => (await serverWatchCount()) - before === want, { timeoutMs: 10_000, message: `${kind}: the server's watch count up by ${want} (${(await serverWatchCount()) - before})` });
+        await waitFor(async () => (await fx.watchTotal()) - before === want, { timeoutMs: 10_000, message: `${kind}: the server's watch count up by ${want} (${(await fx.watchTotal()) - before})` });
         if (mode === 'persistent') assert.deepEqual(await serverWatchesOf(fx.server, s), [root], 'one watch, on the root');
         await cache.close();
-        await waitFor(async () => (await serverWatchCount()) === before, { timeoutMs: 10_000, message: `${kind}: the server's watch count back to ${before}` });
+        await fx.waitWatchTotal(before, `${kind}: back to the count before`, 10_000);
       }
       await fx.observer.deleteRecursive(root);
     });

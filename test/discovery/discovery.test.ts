@@ -39,9 +39,7 @@ async function viaProxy(sessionTimeoutMs: number): Promise<{ s: ZkSession; proxy
 
 test('register, query, update and unregister; close removes every instance and watch; use after close is refused', async () => {
   const base = uniquePath('disc-basic');
-  // Every watch on the server, child watches included (wchc lists data watches only).
-  const watchTotal = async (): Promise<number> => Number((await fx.server.mntr()).zk_watch_count);
-  const baseline = await watchTotal();
+  const baseline = await fx.watchTotal();
   const [s] = await fx.sessionsN(1);
   assert.ok(s);
   const d = await started(s, base);
@@ -80,7 +78,7 @@ test('register, query, update and unregister; close removes every instance and w
   assert.deepEqual(await fx.children(`${base}/api`), []);
   assert.deepEqual(await fx.children(`${base}/web`), [], 'a STATIC instance goes at unregister or close too');
   await fx.waitNoWatches(s, base);
-  await waitFor(async () => (await watchTotal()) === baseline, { timeoutMs: 5000, message: `the server back to its ${baseline} watches (the cache's child watch too)` });
+  await fx.waitWatchTotal(baseline, "back to the baseline (the cache's child watch too)");
   await assert.rejects(d.register({ name: 'api' }), ClosedError);
   await assert.rejects(d.queryForNames(), ClosedError);
   assert.throws(() => d.serviceCache('api'), ClosedError);

@@ -39,13 +39,10 @@ async function noWatches(session: ZkSession, path: string): Promise<void> {
   assert.equal(session.activeWatchCount, 0);
 }
 
-/** Every watch on the server, child watches included (`wchc` lists data watches only). */
-const watchTotal = async (): Promise<number> => Number((await fx.server.mntr()).zk_watch_count);
-
 describe('GroupMember', () => {
   test('members see each other join, change their payload and leave; close leaves nothing', async () => {
     const path = uniquePath('group');
-    const baseline = await watchTotal();
+    const baseline = await fx.watchTotal();
     const sessions = await fx.sessionsApart(3);
     const [a, b, c] = sessions.map((s, i) => new GroupMember(s, path, `m${i}`, `payload-${i}`)) as [GroupMember, GroupMember, GroupMember];
     const joinedSeenByA: string[] = [];
@@ -84,7 +81,7 @@ describe('GroupMember', () => {
     assert.deepEqual(await fx.children(path), []);
     for (const s of sessions) await noWatches(s, path);
     // The members' child watches on the group's directory too (the sessions are still open).
-    await waitFor(async () => (await watchTotal()) === baseline, { timeoutMs: 5000, message: `the server back to its ${baseline} watches` });
+    await fx.waitWatchTotal(baseline, 'back to the baseline');
   });
 
   test('views(): the current view first, then each new one; bounded, it keeps the latest', async () => {

@@ -52,12 +52,6 @@ const waitNoWatches = (session: ZkSession, under: string): Promise<void> => fx.w
  * Watches on the server, all sessions (mntr). `wchc` lists only data watches; this count also
  * has the child watches idle consumers set on the item directories.
  */
-const serverWatches = async (): Promise<number> => Number((await fx.server.mntr()).zk_watch_count);
-
-/** Waits until the server holds `count` watches in all. */
-const watchCount = (count: number, message: string): Promise<boolean> =>
-  waitFor(async () => (await serverWatches()) === count, { timeoutMs: 5000, message: `${count} watches on the server: ${message}` });
-
 /** Waits until the sessions' counters stop moving: two successive snapshots are equal. */
 async function settle(sessions: readonly ZkSession[], message: string): Promise<void> {
   let last = '';
@@ -513,7 +507,7 @@ describe('idle consumers', () => {
     const producer = new DistributedQueue(sessions[8]!, path);
     await producer.put('warm-up'); // the queue's directories exist
     assert.equal(text(await producer.poll()), 'warm-up');
-    const baseline = await serverWatches();
+    const baseline = await fx.watchTotal();
     const queues = consumerSessions.map((s, i) => new DistributedQueue(s, path, { participantId: `c${i}` }));
     const taken: { index: number; data: string }[] = [];
     const takes = queues.map((q, i) => q.take({ timeoutMs: 30000 }).then((d) => void taken.push({ index: i, data: d.toString() })));
@@ -541,7 +535,7 @@ describe('idle consumers', () => {
       [3, 2, 1, 1, 1, 1, 1, 1],
       'client side: the head watches 3 item directories, the next 2 nodes, the others 1 node each',
     );
-    assert.equal((await serverWatches()) - baseline, 3 + 8, 'server side: 3 child watches of the head, 8 data watches in the line');
+    assert.equal((await fx.watchTotal()) - baseline, 3 + 8, 'server side: 3 child watches of the head, 8 data watches in the line');
 
     const before = consumerSessions.map((s) => s.counters.watchEvents);
     await producer.put('one');
@@ -560,7 +554,7 @@ describe('idle consumers', () => {
     assert.deepEqual(taken.map((t) => t.index).sort(), [0, 1, 2, 3, 4, 5, 6, 7]);
     assert.deepEqual(await consumerNodes(path), []);
     for (const s of consumerSessions) await waitNoWatches(s, path);
-    await watchCount(baseline, 'every watch of the consumers removed');
+    await fx.waitWatchTotal(baseline, 'every watch of the consumers removed');
     assert.deepEqual(consumerSessions.map((s) => s.activeWatchCount), [0, 0, 0, 0, 0, 0, 0, 0]);
   });
 
@@ -571,7 +565,7 @@ describe('idle consumers', () => {
     const q2 = new DistributedQueue(s2!, path);
     await q1.put('warm-up');
     assert.equal(text(await q1.poll()), 'warm-up');
-    const baseline = await serverWatches();
+    const baseline = await fx.watchTotal();
 
     // Alone: q1 is the head and watches the items; it times out.
     const err = await q1.take({ timeoutMs: 300 }).catch((e: unknown) => e);
@@ -579,7 +573,7 @@ describe('idle consumers', () => {
     assert.equal(err.code, 'TIMEOUT');
     assert.deepEqual(await consumerNodes(path), []);
     await waitNoWatches(s1!, path);
-    await watchCount(baseline, "the head's child watches removed");
+    await fx.waitWatchTotal(baseline, "the head's child watches removed");
     assert.equal(s1!.activeWatchCount, 0);
 
     // q2 at the head, q1 behind it in line: q1 times out from the line.
@@ -599,7 +593,7 @@ describe('idle consumers', () => {
     await assert.rejects(headTake, (e) => e === reason);
     assert.deepEqual(await consumerNodes(path), []);
     await waitNoWatches(s2!, path);
-    await watchCount(baseline, 'every watch removed');
+    await fx.waitWatchTotal(baseline, 'every watch removed');
     assert.equal(s2!.activeWatchCount, 0);
 
     // The queue still works.
@@ -617,7 +611,7 @@ describe('idle consumers', () => {
     const q = new DistributedQueue(s!, path);
     await q.put('warm-up');
     assert.equal(text(await q.poll()), 'warm-up');
-    const baseline = await serverWatches();
+    const baseline = await fx.watchTotal();
     // An already aborted signal rejects with its reason (issue 10, item 8), and starts nothing.
     const stopped = new Error('stopped before it started');
     await assert.rejects(q.consume(() => undefined, { signal: AbortSignal.abort(stopped) }), (e) => e === stopped);
@@ -631,7 +625,7 @@ describe('idle consumers', () => {
     await q.close(); // idempotent
     assert.deepEqual(await consumerNodes(path), []);
     await waitNoWatches(s!, path);
-    await watchCount(baseline, 'every watch removed');
+    await fx.waitWatchTotal(baseline, 'every watch removed');
     assert.equal(s!.activeWatchCount, 0);
     await assert.rejects(q.put('x'), ClosedError);
     await assert.rejects(q.putAll(['x']), ClosedError);

@@ -104,6 +104,4 @@ describe('a server that requires SASL', () => {
     await closed;
     assert.ok(errors.some((e) => e instanceof AuthFailedError), 'reported as an error event');
   });
-
 });
-

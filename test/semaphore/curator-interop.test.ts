@@ -40,7 +40,7 @@ async function nothingLeft(path: string, sessions: readonly ZkSession[]): Promis
   assert.equal(await fx.observer.exists(path), null, `${path} and everything under it removed`);
   for (const s of sessions) assert.equal(s.activeWatchCount, 0, 'no watch left in our sessions');
   // Child watches show only in mntr's total; the observer holds none.
-  await waitFor(async () => Number((await fx.server.mntr()).zk_watch_count) === 0, { timeoutMs: 5000, message: 'no watch left on the server' });
+  await fx.waitWatchTotal(0, 'no watch left');
 }
 
 /** Adds `delta` to the counter node (compare-and-set), as the Java agent does; the new value. */

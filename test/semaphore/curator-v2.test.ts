@@ -29,17 +29,12 @@ async function dataWatchesOf(session: ZkSession): Promise<string[]> {
   return [...((await fx.server.watchesBySession()).get(`0x${session.sessionId.toString(16)}`) ?? [])].sort();
 }
 
-/** Every watch on the server (child watches included), from mntr. */
-async function serverWatches(): Promise<number> {
-  return Number((await fx.server.mntr()).zk_watch_count);
-}
-
 /** Closes the semaphores, then checks the path is gone and no watch is left; closes the sessions. */
 async function cleanUp(path: string, sems: readonly Semaphore[], sessions: readonly ZkSession[]): Promise<void> {
   await Promise.all(sems.map((x) => x.close()));
   assert.equal(await fx.observer.exists(path), null, `nothing left under ${path}`);
   for (const s of sessions) assert.equal(s.activeWatchCount, 0, 'no watch left in the session');
-  await waitFor(async () => (await serverWatches()) === 0, { timeoutMs: 5000, message: 'no watch left on the server' });
+  await fx.waitWatchTotal(0, 'no watch left');
   await Promise.all(sessions.map((x) => x.close()));
 }
 
@@ -250,7 +245,7 @@ describe('timeout and abort (nothing left behind)', () => {
     assert.deepEqual(await leasesOf(path), namesOf(a), "only A's lease");
     assert.deepEqual(await locksOf(path), [], 'no mutex node');
     for (const s of sessions) assert.equal(s.activeWatchCount, 0);
-    await waitFor(async () => (await serverWatches()) === 0, { timeoutMs: 5000, message: 'no watch on the server' });
+    await fx.waitWatchTotal(0, 'no watch left');
     await a.release();
     const again = await withTimeout(sc.acquire({ timeoutMs: 5000 }), 10_000, 'C later');
     await again.release();
