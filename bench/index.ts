@@ -1,4 +1,4 @@
-// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N] [--warmup N] [--sizes a,b] [--apart]   (ZK_CONNECT works as --connect)
+// npm run bench -- [--connect HOST:PORT] [--only w1,w2] [--runs N] [--warmup N] [--sizes a,b] [--apart] [--list]   (ZK_CONNECT works as --connect)
 // --apart: every session as if in a process of its own (no in-process handoffs; lines say "apart":1).
 // One JSON object per line per workload (per size for the scale_* ones) on stdout (nothing else
 // there); progress on stderr.
@@ -73,7 +73,7 @@ const WORKLOADS: Record<string, Workload> = {
 };
 
 const { values } = parseArgs({
-  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, warmup: { type: 'string', default: '0' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false } },
+  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, warmup: { type: 'string', default: '0' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false }, list: { type: 'boolean', default: false } },
 });
 const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
 for (const name of only ?? []) {
@@ -100,6 +100,11 @@ if (sizes && (sizes.length === 0 || sizes.some((n) => !Number.isSafeInteger(n) |
   process.exit(2);
 }
 const selected = Object.entries(WORKLOADS).filter(([name, w]) => (only ? only.includes(name) : !w.extra));
+// --list: the names a run would take, one per line, and nothing run (bench:compare asks).
+if (values.list) {
+  for (const [name] of selected) console.log(name);
+  process.exit(0);
+}
 if (sizes && !selected.some(([, w]) => w.sizes)) {
   console.error('--sizes applies to the scale_* workloads: name one in --only');
   process.exit(2);

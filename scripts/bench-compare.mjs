@@ -1,15 +1,22 @@
 #!/usr/bin/env node
-// npm run bench:compare -- [--rounds R] [--warmup N] [--no-apart] [--only w1,w2] [--out FILE]
+// npm run bench:compare -- [--rounds R] [--warmup N] [--no-apart] [--no-fsync] [--interleave workload|harness] [--only w1,w2] [--out FILE]
 // zk-recipes' bench beside its anchors (bench/anchors/: Apache Curator 5.4 and kazoo 2.8) on ONE
 // local standalone ZooKeeper (default fsync, 1 GB heap, as bench/index.ts starts its own), in R
 // interleaved rounds (default 3) of Curator, zk-recipes, zk-recipes `--apart` (every session as
 // if in a process of its own) and kazoo, so a machine that slows down mid-run slows them all.
-// The order rotates from round to round (no implementation always runs first, on a colder
-// server, or last), and every harness runs each workload N times (default 3) unmeasured in its
-// own process before it measures (the JIT, the interpreter, the server's caches warm first). Every JSON line goes to FILE (default
+// Within a round each workload is run by every harness in turn (`--interleave workload`, the
+// default: a harness process per workload, so the four figures of a workload are minutes apart
+// at most, not a whole round); `--interleave harness` runs each harness's workloads in one process.
+// The order rotates from round to round and workload to workload (no implementation always
+// runs first, on a colder server, or last), and every harness runs each workload N times
+// (default 3) unmeasured in its own process before it measures (the JIT, the interpreter, the
+// server's caches warm first). Every JSON line goes to FILE (default
 // bench-results/compare-<time>.jsonl, with its "round"), the harnesses' stderr beside it (.log),
 // and stdout gets a markdown table of the medians. `--only` passes through (each anchor skips
 // the names it lacks). An anchor that is not installed is skipped, saying what installs it.
+// `--no-fsync` (a diagnostic, not the workloads' server) runs the server with forceSync=no: the
+// disk's time, which varies from minute to minute on a shared VM, leaves every chain of writes,
+// and what is left is the clients' and the server's CPU.
 // Needs `npm run build:test` first (the npm script runs it).
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
@@ -22,7 +29,7 @@ import { curatorHarness, kazooHarness, oursHarness, startBenchServer } from './b
 import { table } from './bench-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string', default: '3' }, 'no-apart': { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string', default: '3' }, 'no-apart': { type: 'boolean', default: false }, 'no-fsync': { type: 'boolean', default: false }, interleave: { type: 'string', default: 'workload' }, only: { type: 'string' }, out: { type: 'string' } } });
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) {
   console.error('bench:compare: --rounds must be a positive integer');
@@ -31,6 +38,10 @@ if (!Number.isInteger(rounds) || rounds < 1) {
 const warmup = Number(values.warmup);
 if (!Number.isInteger(warmup) || warmup < 0) {
   console.error('bench:compare: --warmup must be a non-negative integer');
+  process.exit(2);
+}
+if (values.interleave !== 'workload' && values.interleave !== 'harness') {
+  console.error('bench:compare: --interleave must be workload or harness');
   process.exit(2);
 }
 const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
@@ -42,9 +53,9 @@ const impls = [curatorHarness(), oursHarness(), values['no-apart'] ? null : ours
 if (impls.length === 1) console.error('bench:compare: no anchor can run here; zk-recipes runs alone');
 
 /** Runs one harness against `connect`; resolves with its JSON lines and exit code. */
-function runHarness(impl, round, connect) {
+function runHarness(impl, round, connect, only) {
   return new Promise((resolve) => {
-    const args = [...impl.args, '--connect', connect, '--warmup', String(warmup), ...(values.only ? ['--only', values.only] : [])];
+    const args = [...impl.args, '--connect', connect, '--warmup', String(warmup), ...(only ? ['--only', only] : [])];
     const child = spawn(impl.cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = [];
     createInterface({ input: child.stdout }).on('line', (text) => {
@@ -68,10 +79,24 @@ function runHarness(impl, round, connect) {
   });
 }
 
+// Per workload: the names --only gives, or our bench's default list (the anchors skip names they lack).
+const workloads = values.interleave === 'harness' ? undefined : (values.only?.split(',').map((w) => w.trim()).filter(Boolean) ?? listWorkloads());
+
+function listWorkloads() {
+  const ours = oursHarness();
+  const list = spawnSync(ours.cmd, [...ours.args, '--list'], { cwd: root, encoding: 'utf8' });
+  if (list.status !== 0) {
+    console.error(`bench:compare: ${ours.label} --list failed: ${list.stderr}`);
+    process.exit(2);
+  }
+  return list.stdout.split('\n').filter(Boolean);
+}
+
 const ensure = spawnSync(process.execPath, [join(root, 'scripts', 'ensure-zookeeper.mjs'), '--server'], { stdio: ['ignore', 2, 2] });
 if (ensure.status !== 0) process.exit(1);
-console.error('starting a local ZooKeeper (standalone, default fsync, 1 GB heap)...');
-const server = await startBenchServer();
+const forceSync = values['no-fsync'] ? 'no' : 'yes';
+console.error(`starting a local ZooKeeper (standalone, forceSync=${forceSync}, 1 GB heap)...`);
+const server = await startBenchServer({ forceSync });
 process.once('SIGINT', () => void server.close().finally(() => process.exit(130)));
 const results = [];
 let zkVersion = '?';
@@ -79,11 +104,12 @@ let failures = 0;
 try {
   const [host, port] = server.connectString.split(':');
   zkVersion = (await mntr(host, Number(port))).zk_version?.split(/[-,\s]/)[0] ?? '?';
-  for (let r = 1; r <= rounds; r++) {
-    const order = impls.map((_, i) => impls[(i + r - 1) % impls.length]);
-    console.error(`round ${r}/${rounds}: ${order.map((i) => i.name).join(', ')}`);
+  // One step: every harness on `only` (all the selected workloads, or one), in rotated order.
+  const step = async (r, k, only) => {
+    const order = impls.map((_, i) => impls[(i + k) % impls.length]);
+    console.error(`round ${r}/${rounds}${only && workloads ? ` ${only}` : ''}: ${order.map((i) => i.name).join(', ')}`);
     for (const impl of order) {
-      const run = await runHarness(impl, r, server.connectString);
+      const run = await runHarness(impl, r, server.connectString, only);
       results.push(...run.lines);
       if (run.code === 2) throw new Error(`${impl.name} refused its arguments (see ${logFile})`);
       if (run.code !== 0) {
@@ -91,6 +117,10 @@ try {
         console.error(`  ${impl.name} exited with ${run.error?.message ?? run.code} in round ${r} (see ${logFile})`);
       }
     }
+  };
+  for (let r = 1; r <= rounds; r++) {
+    if (!workloads) await step(r, r - 1, values.only);
+    else for (const [w, name] of workloads.entries()) await step(r, r - 1 + w, name);
   }
 } catch (err) {
   console.error(`bench:compare: ${err.message}`);
@@ -101,6 +131,6 @@ await server.close();
 // zk-recipes' two modes first in the table, whatever the order of the rounds.
 const named = impls.map((i) => i.name);
 console.log(table(results, [...named.filter((n) => n.startsWith('zk-recipes')), ...named.filter((n) => !n.startsWith('zk-recipes'))]));
-console.log(`\n${rounds} round(s) in rotating order, ${warmup} warm-up run(s) per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=yes, 1 GB heap), ` +
+console.log(`\n${rounds} round(s) in rotating order${workloads ? ', each workload run by every harness in turn' : ''}, ${warmup} warm-up run(s) per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=${forceSync}, 1 GB heap), ` +
   `${impls.map((i) => i.label).join(', ')}, Node ${process.version}. Lines: ${out}`);
 process.exitCode = failures > 0 ? 1 : 0;

@@ -56,7 +56,10 @@ export function oursHarness(apart = false) {
     : { name: 'zk-recipes', label: 'zk-recipes', cmd: process.execPath, args: [bench] };
 }
 
-/** The local standalone ZooKeeper every harness is compared on: default fsync, 1 GB heap (as bench/index.ts starts its own). */
-export function startBenchServer() {
-  return TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes'], jvmArgs: ['-Xmx1g'] });
+/**
+ * The local standalone ZooKeeper every harness is compared on: default fsync, 1 GB heap (as
+ * bench/index.ts starts its own); `forceSync: 'no'` only for bench:compare's `--no-fsync`.
+ */
+export function startBenchServer({ forceSync = 'yes' } = {}) {
+  return TestingServer.start({ tickTime: 2000, extraConfig: [`forceSync=${forceSync}`], jvmArgs: ['-Xmx1g'] });
 }

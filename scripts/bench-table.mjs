@@ -1,8 +1,8 @@
 // The markdown table of scripts/bench-compare.mjs: per workload the median of each impl over the
 // rounds with the rounds' spread (ops/s; for the latency lines p50 / p99 ms), the ratio of
 // zk-recipes (and of zk-recipes --apart) ÷ the better anchor (for latency the better anchor's
-// p50 and p99 ÷ ours: above 1 is ahead everywhere), requests/op of each, and the correctness
-// figures summed.
+// p50 and p99 ÷ ours: above 1 is ahead everywhere), taken in each round and given as the median
+// of the rounds with their spread, requests/op of each, and the correctness figures summed.
 
 const ANCHORS = ['curator', 'kazoo'];
 const LABELS = { curator: 'Curator', 'zk-recipes-apart': 'zk-recipes --apart' };
@@ -48,6 +48,23 @@ function cell(s, latency) {
   return s.deadlocked ? `${v} (deadlocks ${s.deadlocked}/${s.runs})` : v;
 }
 
+/**
+ * Per round in which `ours` and an anchor both ran `w` (the anchors `aw`): ours ÷ the round's
+ * better anchor, as [rate] or, for latency, [p50, p99] (theirs ÷ ours). Deadlocked runs do not count.
+ */
+function pairedRatios(lines, ours, w, aw, latency) {
+  const rounds = [...new Set(lines.map((l) => l.round))];
+  const out = [];
+  for (const r of rounds) {
+    const us = lines.find((l) => l.impl === ours && l.workload === w && l.round === r && !l.deadlocked);
+    const them = lines.filter((l) => ANCHORS.includes(l.impl) && l.workload === aw && l.round === r && !l.deadlocked);
+    if (!us || them.length === 0) continue;
+    if (latency) out.push([Math.min(...them.map((t) => t.p50_ms)) / us.p50_ms, Math.min(...them.map((t) => t.p99_ms)) / us.p99_ms]);
+    else out.push([us.ops_per_s / Math.max(...them.map((t) => t.ops_per_s))]);
+  }
+  return out;
+}
+
 /** The table of `lines` (JSON lines of the harnesses) for the impls named in `shown`, in that order. */
 export function table(lines, shown) {
   const of = (impl, w) => lines.filter((l) => l.impl === impl && l.workload === w);
@@ -66,8 +83,11 @@ export function table(lines, shown) {
       const us = s[o];
       if (!us || us.runs === us.deadlocked || anchors.length === 0) return '–';
       // Above 1 is ahead: our rate over the better anchor's; for latency theirs over ours.
-      if (latency) return `${fmt(Math.min(...anchors.map((a) => a.p50)) / us.p50)} / ${fmt(Math.min(...anchors.map((a) => a.p99)) / us.p99)}`;
-      return fmt(us.rate / Math.max(...anchors.map((a) => a.rate)));
+      // Paired by round (the figures measured minutes apart), then the median of the rounds' ratios.
+      const paired = pairedRatios(lines, o, w, aw, latency);
+      const spread = (xs) => (xs.length > 1 ? ` (${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))})` : '');
+      if (latency) return `${fmt(median(paired.map((p) => p[0])))}${spread(paired.map((p) => p[0]))} / ${fmt(median(paired.map((p) => p[1])))}`;
+      return `${fmt(median(paired.map((p) => p[0])))}${spread(paired.map((p) => p[0]))}`;
     });
     const faults = shown.filter((i) => s[i].faults > 0).map((i) => `${i} ${s[i].faults}`).join(', ') || (shown.some((i) => s[i].runs) ? '0' : '–');
     const label = `${w} (${UNITS[w] ?? 'ops/s'})${aw !== w ? `, anchors: ${aw}` : ''}`;
