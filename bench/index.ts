@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { TestingServer } from '../src/testing/index.js';
+import type { TestingServer } from '../src/testing/index.js';
 import { cacheEvents, cacheLatency, cacheLoad } from './caches.js';
 import { zkrStartup } from './cli.js';
 import { BenchContext } from './context.js';
@@ -23,6 +23,7 @@ import { mutexContended, mutexUncontended, rawPipelined, rawSeq, rwlock, semapho
 import type { Result } from './metrics.js';
 import { scaleQueue } from './scale-queue.js';
 import { scaleBurst, scalePaths, scaleSessions, scaleWaiters } from './scale.js';
+import { startBenchServer } from './server.js';
 
 interface Workload {
   /** One run; `size` is one of `sizes` (0 without), `deadline` the `performance.now()` it must end by. */
@@ -120,10 +121,7 @@ if (!connectString) {
     process.exit(1);
   }
   console.error('starting a local ZooKeeper (standalone, default fsync)...');
-  // A larger heap than the test servers': ZooKeeper keeps every znode in memory (1 000 000
-  // queue items take about 620 MB). A listen backlog above Java's default of 50: 200 sessions
-  // connecting at once (scale_sessions) would otherwise wait a second for SYN retransmits.
-  server = await TestingServer.start({ tickTime: 2000, extraConfig: ['forceSync=yes', 'clientPortListenBacklog=1024'], jvmArgs: ['-Xmx1g'] });
+  server = await startBenchServer();
   connectString = server.connectString;
 }
 const serverPid = server?.pid;

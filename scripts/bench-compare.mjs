@@ -95,7 +95,7 @@ function listWorkloads() {
 const ensure = spawnSync(process.execPath, [join(root, 'scripts', 'ensure-zookeeper.mjs'), '--server'], { stdio: ['ignore', 2, 2] });
 if (ensure.status !== 0) process.exit(1);
 const forceSync = values['no-fsync'] ? 'no' : 'yes';
-console.error(`starting a local ZooKeeper (standalone, forceSync=${forceSync}, 1 GB heap)...`);
+console.error(`starting a local ZooKeeper (standalone, forceSync=${forceSync}, default JIT and collector, 1 GB heap)...`);
 const server = await startBenchServer({ forceSync });
 process.once('SIGINT', () => void server.close().finally(() => process.exit(130)));
 const results = [];
@@ -131,6 +131,6 @@ await server.close();
 // zk-recipes' two modes first in the table, whatever the order of the rounds.
 const named = impls.map((i) => i.name);
 console.log(table(results, [...named.filter((n) => n.startsWith('zk-recipes')), ...named.filter((n) => !n.startsWith('zk-recipes'))]));
-console.log(`\n${rounds} round(s) in rotating order${workloads ? ', each workload run by every harness in turn' : ''}, ${warmup} warm-up run(s) per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=${forceSync}, 1 GB heap), ` +
+console.log(`\n${rounds} round(s) in rotating order${workloads ? ', each workload run by every harness in turn' : ''}, ${warmup} warm-up run(s) per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=${forceSync}, the JVM's default JIT and collector, 1 GB heap), ` +
   `${impls.map((i) => i.label).join(', ')}, Node ${process.version}. Lines: ${out}`);
 process.exitCode = failures > 0 ? 1 : 0;

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TestingServer } from '../build/src/testing/index.js';
+import { startBenchServer as startServer } from '../build/bench/server.js';
 import { locateCurator } from '../build/test/java/curator.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -57,9 +57,10 @@ export function oursHarness(apart = false) {
 }
 
 /**
- * The local standalone ZooKeeper every harness is compared on: default fsync, 1 GB heap (as
- * bench/index.ts starts its own); `forceSync: 'no'` only for bench:compare's `--no-fsync`.
+ * The local standalone ZooKeeper every harness is compared on: the one bench/index.ts starts
+ * (bench/server.ts: default fsync, the JVM's default JIT and collector, 1 GB heap);
+ * `forceSync: 'no'` only for bench:compare's `--no-fsync`.
  */
 export function startBenchServer({ forceSync = 'yes' } = {}) {
-  return TestingServer.start({ tickTime: 2000, extraConfig: [`forceSync=${forceSync}`], jvmArgs: ['-Xmx1g'] });
+  return startServer(forceSync);
 }
