@@ -143,6 +143,10 @@ describe('DoubleBarrier', () => {
     const m = new DoubleBarrier(a!, path, { memberCount: 2 });
     await assert.rejects(m.enter({ timeoutMs: 300 }), OperationTimeoutError);
     assert.equal(m.state, 'idle');
+    // The timed-out enter's node goes in the background: wait for it, or the child counted next
+    // may be that one, and the abort below would land while the second enter's watch-setting read
+    // is still on its way (its watch is removed when its reply comes, after close() returned).
+    await childCount(path, 0);
     const ac = new AbortController();
     const p = m.enter({ signal: ac.signal });
     await childCount(path, 1);
