@@ -48,10 +48,6 @@ const lined = (path: string, count: number): Promise<boolean> =>
 
 const waitNoWatches = (session: ZkSession, under: string): Promise<void> => fx.waitNoWatches(session, under);
 
-/**
- * Watches on the server, all sessions (mntr). `wchc` lists only data watches; this count also
- * has the child watches idle consumers set on the item directories.
- */
 /** Waits until the sessions' counters stop moving: two successive snapshots are equal. */
 async function settle(sessions: readonly ZkSession[], message: string): Promise<void> {
   let last = '';
