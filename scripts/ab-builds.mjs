@@ -9,7 +9,7 @@
 // separate runs cannot. Without --connect it starts the bench's server (bench/server.ts).
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startBenchServer } from './bench-harnesses.mjs';
+import { startBenchServer } from '../build/bench/server.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -25,7 +25,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mntr } from '../build/src/testing/index.js';
-import { curatorHarness, kazooHarness, oursHarness, startBenchServer } from './bench-harnesses.mjs';
+import { startBenchServer } from '../build/bench/server.js';
+import { curatorHarness, kazooHarness, oursHarness } from './bench-harnesses.mjs';
 import { table } from './bench-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -96,7 +97,7 @@ const ensure = spawnSync(process.execPath, [join(root, 'scripts', 'ensure-zookee
 if (ensure.status !== 0) process.exit(1);
 const forceSync = values['no-fsync'] ? 'no' : 'yes';
 console.error(`starting a local ZooKeeper (standalone, forceSync=${forceSync}, default JIT and collector, 1 GB heap)...`);
-const server = await startBenchServer({ forceSync });
+const server = await startBenchServer(forceSync);
 process.once('SIGINT', () => void server.close().finally(() => process.exit(130)));
 const results = [];
 let zkVersion = '?';

@@ -1,12 +1,12 @@
-// The harnesses scripts/bench-compare.mjs and scripts/wire-trace.mjs run, and the server they run
-// them against. A harness is { name, label, cmd, args }: `cmd args --connect HOST:PORT ...` runs
-// the bench's workloads (bench/index.ts, or the anchors in bench/anchors/).
+// The harnesses scripts/bench-compare.mjs and scripts/wire-trace.mjs run (on the server of
+// bench/server.ts, the one bench/index.ts starts too). A harness is { name, label, cmd, args }:
+// `cmd args --connect HOST:PORT ...` runs the bench's workloads (bench/index.ts, or the anchors
+// in bench/anchors/).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startBenchServer as startServer } from '../build/bench/server.js';
 import { locateCurator } from '../build/test/java/curator.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,13 +54,4 @@ export function oursHarness(apart = false) {
   return apart
     ? { name: 'zk-recipes-apart', label: 'zk-recipes --apart', cmd: process.execPath, args: [bench, '--apart'] }
     : { name: 'zk-recipes', label: 'zk-recipes', cmd: process.execPath, args: [bench] };
-}
-
-/**
- * The local standalone ZooKeeper every harness is compared on: the one bench/index.ts starts
- * (bench/server.ts: default fsync, the JVM's default JIT and collector, 1 GB heap);
- * `forceSync: 'no'` only for bench:compare's `--no-fsync`.
- */
-export function startBenchServer({ forceSync = 'yes' } = {}) {
-  return startServer(forceSync);
 }

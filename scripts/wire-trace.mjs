@@ -7,7 +7,8 @@
 // implementations are seen by the same proxy on the same server, so their client times compare.
 import { spawn } from 'node:child_process';
 import { createServer, connect } from 'node:net';
-import { curatorHarness, oursHarness, startBenchServer } from './bench-harnesses.mjs';
+import { startBenchServer } from '../build/bench/server.js';
+import { curatorHarness, oursHarness } from './bench-harnesses.mjs';
 
 const [impl = 'zk-recipes', workload = 'mutex_contended'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // Unmeasured runs first, in the same process (as bench:compare's --warmup).
