@@ -29,9 +29,7 @@ function summary(lines) {
   return {
     runs: lines.length,
     deadlocked: lines.length - ok.length,
-    rate: median(ok.map((l) => l.ops_per_s)),
     rates: ok.map((l) => l.ops_per_s),
-    p50: median(ok.map((l) => l.p50_ms)),
     p50s: ok.map((l) => l.p50_ms),
     p99: median(ok.map((l) => l.p99_ms)),
     requests: median(ok.map((l) => l.requests_per_op).filter((v) => v !== undefined)),
@@ -39,12 +37,15 @@ function summary(lines) {
   };
 }
 
+/** The median of `xs` and, with more than one, their spread in brackets: a ratio inside it is not a result. */
+function withSpread(xs, digits = 2) {
+  return `${fmt(median(xs), digits)}${xs.length > 1 ? ` (${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)})` : ''}`;
+}
+
 function cell(s, latency) {
   if (!s || s.runs === 0) return '–';
   if (s.deadlocked === s.runs) return `deadlocks (${s.deadlocked}/${s.runs})`;
-  // The spread of the rounds beside the median: a ratio inside it is not a result.
-  const spread = (xs, digits) => (xs.length > 1 ? ` (${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)})` : '');
-  const v = latency ? `${fmt(s.p50)}${spread(s.p50s, 2)} / ${fmt(s.p99)}` : `${fmt(s.rate, 0)}${spread(s.rates, 0)}`;
+  const v = latency ? `${withSpread(s.p50s)} / ${fmt(s.p99)}` : withSpread(s.rates, 0);
   return s.deadlocked ? `${v} (deadlocks ${s.deadlocked}/${s.runs})` : v;
 }
 
@@ -85,9 +86,8 @@ export function table(lines, shown) {
       // Above 1 is ahead: our rate over the better anchor's; for latency theirs over ours.
       // Paired by round (the figures measured minutes apart), then the median of the rounds' ratios.
       const paired = pairedRatios(lines, o, w, aw, latency);
-      const spread = (xs) => (xs.length > 1 ? ` (${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))})` : '');
-      if (latency) return `${fmt(median(paired.map((p) => p[0])))}${spread(paired.map((p) => p[0]))} / ${fmt(median(paired.map((p) => p[1])))}`;
-      return `${fmt(median(paired.map((p) => p[0])))}${spread(paired.map((p) => p[0]))}`;
+      const first = withSpread(paired.map((p) => p[0]));
+      return latency ? `${first} / ${fmt(median(paired.map((p) => p[1])))}` : first;
     });
     const faults = shown.filter((i) => s[i].faults > 0).map((i) => `${i} ${s[i].faults}`).join(', ') || (shown.some((i) => s[i].runs) ? '0' : '–');
     const label = `${w} (${UNITS[w] ?? 'ops/s'})${aw !== w ? `, anchors: ${aw}` : ''}`;
