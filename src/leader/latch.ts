@@ -191,6 +191,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   // Aborted when the election loop stopped for good (session closed, or LOST for good).
   private readonly ended = new AbortController();
   private readonly onState: (s: ConnectionState) => void;
+  /** Each term's release, once begun: a closing leader begins it at once (see {@link releaseOnce}). */
+  private readonly releases = new WeakMap<HeldNodes, Promise<boolean>>();
 
   /** Creates a participant on `path`; call `start()` to enter the election. */
   constructor(
@@ -397,7 +399,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       } finally {
         if (held) {
           // Delete first: the deletion fires our own watch, so it needs no removal request.
-          await this.driver.release(held.paths, held.sessionSignal, held.markRelease);
+          await this.releaseOnce(held);
           held.ownWatchAbort?.abort();
         }
       }
@@ -459,7 +461,13 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     const end = (why: string, kind: LockLossReason, cause?: unknown): void => this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }), kind);
     // The session's signal is shared by every recipe on it: subscribe, never a listener each.
     const unSession = onAbort(held.sessionSignal, (reason) => end('the session was lost', 'session', reason));
-    const unClose = onAbort(this.closeController.signal, () => this.endLeadership(new ClosedError(`leader latch ${this.path} closed`), 'closed'));
+    const unClose = onAbort(this.closeController.signal, (reason) => {
+      this.endLeadership(reason instanceof ClosedError ? reason : new ClosedError(`leader latch ${this.path} closed`, { path: this.path }), 'closed');
+      // Revoked: step down in this same call, not once this loop has come round to its finally
+      // (a chain of promise reactions before the next leader can even be told). The loop then
+      // awaits this same release, whose failure it handles.
+      this.releaseOnce(held).catch(noop);
+    });
     held.ownWatch?.then(
       () => end('our node was changed or deleted by someone else', 'node-deleted'),
       () => undefined,
@@ -478,6 +486,16 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       unSession();
       unClose();
     }
+  }
+
+  /** Releases a term's nodes, once however often asked (by a closing leader, then by the loop). */
+  private releaseOnce(held: HeldNodes): Promise<boolean> {
+    let done = this.releases.get(held);
+    if (done === undefined) {
+      done = this.driver.release(held.paths, held.sessionSignal, held.markRelease);
+      this.releases.set(held, done);
+    }
+    return done;
   }
 
   private endLeadership(reason: LockLostError | ClosedError, kind: LockLossReason | 'closed'): void {
@@ -538,7 +556,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.closeController.abort(new ClosedError(`leader latch ${this.path} closed`));
+      // Also the reason a term ended by this close is revoked with: its stack shows the caller.
+      this.closeController.abort(new ClosedError(`leader latch ${this.path} closed`, { path: this.path }));
       this.session.off('state', this.onState);
       await this.loop?.catch(() => undefined);
       await this.driver.idle();

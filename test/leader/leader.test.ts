@@ -241,6 +241,39 @@ describe('LeaderLatch', () => {
     assert.deepEqual(await nodes(path), []);
   });
 
+  test("a leader's close steps down within the call: told first, with close()'s reason, then its node's deletion is sent", async () => {
+    const path = uniquePath('step-down');
+    const [s0, s1] = await sessionsN(2);
+    const leader = new LeaderLatch(s0!, path, { participantId: 'p0' });
+    const next = new LeaderLatch(s1!, path, { participantId: 'p1' });
+    await startInOrder(path, [leader, next]);
+    await leader.awaitLeadership({ timeoutMs: 10000 });
+    const node = (await view(path).participants())[0]!.path;
+    // Read in the revoked listener: sent before the deletion, a session's requests are answered
+    // in order, so the node is still there; the deletion was not sent yet when it ran.
+    let seenByListener: Promise<unknown> | undefined;
+    let deletesWhenTold = -1;
+    let reason: unknown;
+    leader.once('revoked', (r) => {
+      reason = r;
+      deletesWhenTold = s0!.counters.delete;
+      seenByListener = s0!.exists(node);
+    });
+    const deletes = s0!.counters.delete;
+    const closing = leader.close();
+    // The deletion went out in close()'s own call, not once the election loop came round.
+    assert.equal(s0!.counters.delete, deletes + 1);
+    assert.equal(deletesWhenTold, deletes, 'told before the deletion was sent');
+    assert.ok(reason instanceof ClosedError, String(reason));
+    assert.match((reason as Error).stack ?? '', /leader\.test\./, "the reason's stack shows who closed");
+    await closing;
+    assert.notEqual(await seenByListener, null, 'the node was there when the revoked listener read it');
+    assert.equal(await s0!.exists(node), null);
+    await next.awaitLeadership({ timeoutMs: 10000 });
+    await next.close();
+    assert.deepEqual(await nodes(path), []);
+  });
+
   test("the old leader is told when its session expires; the next in line leads; it re-enters with its new session", async () => {
     const path = uniquePath('told');
     const { session: victimSession, proxy } = await proxied({ sessionTimeoutMs: 4000 });
