@@ -8,9 +8,13 @@
 // default: a harness process per workload, so the four figures of a workload are minutes apart
 // at most, not a whole round); `--interleave harness` runs each harness's workloads in one process.
 // The order rotates from round to round and workload to workload (no implementation always
-// runs first, on a colder server, or last), and every harness runs each workload N times
-// (default 3) unmeasured in its own process before it measures (the JIT, the interpreter, the
-// server's caches warm first). Every JSON line goes to FILE (default
+// runs first, on a colder server, or last), and every harness runs each workload unmeasured in
+// its own process before it measures (the JIT, the interpreter, the server's caches warm
+// first): `--warmup N` times, or by default as many runs as make about 4 000 of its operations
+// (WARM_OPS; 3 to 40 runs, see warmupRuns), since a V8 or JVM JIT warms by operations, not by
+// runs: 3 runs are 60 leader failovers, far from warm, and 1 500 lock cycles, not yet (the
+// curves: BENCHMARKS.md). With `--interleave harness` the default is 3 runs of everything.
+// Every JSON line goes to FILE (default
 // bench-results/compare-<time>.jsonl, with its "round"), the harnesses' stderr beside it (.log),
 // and stdout gets a markdown table of the medians. `--only` passes through (each anchor skips
 // the names it lacks). An anchor that is not installed is skipped, saying what installs it.
@@ -30,16 +34,34 @@ import { curatorHarness, kazooHarness, oursHarness } from './bench-harnesses.mjs
 import { table } from './bench-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string', default: '3' }, 'no-apart': { type: 'boolean', default: false }, 'no-fsync': { type: 'boolean', default: false }, interleave: { type: 'string', default: 'workload' }, only: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string' }, 'no-apart': { type: 'boolean', default: false }, 'no-fsync': { type: 'boolean', default: false }, interleave: { type: 'string', default: 'workload' }, only: { type: 'string' }, out: { type: 'string' } } });
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) {
   console.error('bench:compare: --rounds must be a positive integer');
   process.exit(2);
 }
-const warmup = Number(values.warmup);
-if (!Number.isInteger(warmup) || warmup < 0) {
+const warmup = values.warmup === undefined ? undefined : Number(values.warmup);
+if (warmup !== undefined && (!Number.isInteger(warmup) || warmup < 0)) {
   console.error('bench:compare: --warmup must be a non-negative integer');
   process.exit(2);
+}
+
+/** Operations a harness runs unmeasured before it measures a workload (by default). */
+const WARM_OPS = 4000;
+/** Operations of one run of each workload, as WORKLOADS.md defines them (others: 3 warm-up runs). */
+const OPS_PER_RUN = { raw_seq: 1000, mutex_uncontended: 500, mutex_contended: 800, semaphore: 600, rwlock: 600, leader_failover: 20, queue: 2000, queue_at_least_once: 2000 };
+
+/** What the table's note says of the warm-ups. */
+function warmupNote() {
+  if (warmup !== undefined || !workloads) return `${warmupRuns(undefined)} warm-up run(s)`;
+  return `warm-up runs of about ${WARM_OPS} operations (${workloads.map((w) => `${w} ${warmupRuns(w)}`).join(', ')})`;
+}
+
+/** Warm-up runs before measuring `workload` (undefined: a process of several workloads). */
+function warmupRuns(workload) {
+  if (warmup !== undefined) return warmup;
+  const ops = workload && OPS_PER_RUN[workload];
+  return ops ? Math.min(40, Math.max(3, Math.ceil(WARM_OPS / ops))) : 3;
 }
 if (values.interleave !== 'workload' && values.interleave !== 'harness') {
   console.error('bench:compare: --interleave must be workload or harness');
@@ -56,7 +78,7 @@ if (impls.length === 1) console.error('bench:compare: no anchor can run here; zk
 /** Runs one harness against `connect`; resolves with its JSON lines and exit code. */
 function runHarness(impl, round, connect, only) {
   return new Promise((resolve) => {
-    const args = [...impl.args, '--connect', connect, '--warmup', String(warmup), ...(only ? ['--only', only] : [])];
+    const args = [...impl.args, '--connect', connect, '--warmup', String(warmupRuns(workloads ? only : undefined)), ...(only ? ['--only', only] : [])];
     const child = spawn(impl.cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = [];
     createInterface({ input: child.stdout }).on('line', (text) => {
@@ -132,6 +154,6 @@ await server.close();
 // zk-recipes' two modes first in the table, whatever the order of the rounds.
 const named = impls.map((i) => i.name);
 console.log(table(results, [...named.filter((n) => n.startsWith('zk-recipes')), ...named.filter((n) => !n.startsWith('zk-recipes'))]));
-console.log(`\n${rounds} round(s) in rotating order${workloads ? ', each workload run by every harness in turn' : ''}, ${warmup} warm-up run(s) per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=${forceSync}, the JVM's default JIT and collector, 1 GB heap), ` +
+console.log(`\n${rounds} round(s) in rotating order${workloads ? ', each workload run by every harness in turn' : ''}, ${warmupNote()} per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=${forceSync}, the JVM's default JIT and collector, 1 GB heap), ` +
   `${impls.map((i) => i.label).join(', ')}, Node ${process.version}. Lines: ${out}`);
 process.exitCode = failures > 0 ? 1 : 0;
