@@ -13,7 +13,7 @@ import { curatorHarness, oursHarness } from './bench-harnesses.mjs';
 const [impl = 'zk-recipes', workload = 'mutex_contended'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // Unmeasured runs first, in the same process (as bench:compare's --warmup).
 const warmup = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? 3);
-const OPS = { 1: 'create', 2: 'delete', 3: 'exists', 4: 'getData', 5: 'setData', 8: 'getChildren', 9: 'sync', 11: 'ping', 12: 'getChildren2', 14: 'multi', 15: 'create2', 18: 'checkWatches', 101: 'setWatches', 103: 'addWatch', 100: 'auth', '-11': 'closeSession' };
+const OPS = { 1: 'create', 2: 'delete', 3: 'exists', 4: 'getData', 5: 'setData', 8: 'getChildren', 9: 'sync', 11: 'ping', 12: 'getChildren2', 14: 'multi', 15: 'create2', 17: 'checkWatches', 18: 'removeWatches', 19: 'createContainer', 101: 'setWatches', 102: 'sasl', 105: 'setWatches2', 106: 'addWatch', 100: 'auth', '-11': 'closeSession' };
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 /** Every frame: conn, dir ('c' client→server, 's' server→client), t ms, xid, op (requests) or err (replies). */
