@@ -551,8 +551,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   }
 
   /**
-   * Leaves the election (relinquishing leadership) and deletes our node. Idempotent. Settles at
-   * once after `LOST` (our node went with the session) instead of waiting for the server.
+   * Leaves the election (relinquishing leadership) and deletes our node. Idempotent. A leader is
+   * told first (`revoked`, its leadership signal), then the deletion is sent, both within this
+   * call. Settles at once after `LOST` (our node went with the session) instead of waiting for
+   * the server.
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
