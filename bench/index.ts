@@ -73,9 +73,19 @@ const WORKLOADS: Record<string, Workload> = {
   scale_queue: { run: scaleQueue, extra: true, sizes: [1000, 10_000, 100_000, 1_000_000], limitMs: (n) => 300_000 + n },
 };
 
-const { values } = parseArgs({
-  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, warmup: { type: 'string', default: '0' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false }, list: { type: 'boolean', default: false } },
-});
+const { values } = parsedArgs();
+
+/** The options; bad input (an unknown option, `--runs -1`) gets its message and exit code 2, not a stack trace. */
+function parsedArgs() {
+  try {
+    return parseArgs({
+      options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, warmup: { type: 'string', default: '0' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false }, list: { type: 'boolean', default: false } },
+    });
+  } catch (err) {
+    console.error(`bench: ${(err as Error).message}`);
+    process.exit(2);
+  }
+}
 const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
 for (const name of only ?? []) {
   if (!WORKLOADS[name]) {

@@ -14,20 +14,22 @@
 // speed drifts from minute to minute this sees a change of a few µs per cycle, which separate
 // runs cannot. Without --connect it starts the bench's server (bench/server.ts).
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from './parse-args.mjs';
 import { startBenchServer } from '../build/bench/server.js';
 
 const WORKLOADS = { mutex: { size: 200, warm: 3000 }, raw: { size: 200, warm: 3000 }, failover: { size: 20, warm: 100 } };
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { connect: { type: 'string' }, workload: { type: 'string', default: 'mutex' }, blocks: { type: 'string', default: '40' }, size: { type: 'string' }, warm: { type: 'string' } },
-});
+const USAGE = 'usage: node scripts/ab-builds.mjs BUILD_A BUILD_B [--connect HOST:PORT] [--workload mutex|raw|failover] [--blocks N>=2] [--size N>=1] [--warm N>=0]';
+const { values, positionals } = parseArgsOrExit(
+  'ab-builds',
+  { allowPositionals: true, options: { connect: { type: 'string' }, workload: { type: 'string', default: 'mutex' }, blocks: { type: 'string', default: '40' }, size: { type: 'string' }, warm: { type: 'string' } } },
+  USAGE,
+);
 const defaults = WORKLOADS[values.workload];
 const blocks = Number(values.blocks);
 const size = Number(values.size ?? defaults?.size);
 const warm = Number(values.warm ?? defaults?.warm);
 if (positionals.length !== 2 || !defaults || !(blocks >= 2) || !(size >= 1) || !(Number.isInteger(warm) && warm >= 0)) {
-  console.error('usage: node scripts/ab-builds.mjs BUILD_A BUILD_B [--connect HOST:PORT] [--workload mutex|raw|failover] [--blocks N>=2] [--size N>=1] [--warm N>=0]');
+  console.error(USAGE);
   process.exit(2);
 }
 const server = values.connect ? undefined : await startBenchServer();

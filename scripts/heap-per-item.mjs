@@ -6,12 +6,13 @@
 // The bench writes such a pair with BENCH_HEAP_SNAPSHOT_DIR=dir (scale_waiters: base and queued).
 // Counts are of live objects only (reachable from the GC roots), as a snapshot shows them.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from './parse-args.mjs';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '40' }, match: { type: 'string' }, chains: { type: 'string' }, depth: { type: 'string', default: '5' } } });
+const USAGE = 'usage: heap-per-item.mjs BASE.heapsnapshot AFTER.heapsnapshot N [--top 40] [--match TEXT]';
+const { values, positionals } = parseArgsOrExit('heap-per-item', { allowPositionals: true, options: { top: { type: 'string', default: '40' }, match: { type: 'string' }, chains: { type: 'string' }, depth: { type: 'string', default: '5' } } }, USAGE);
 const [baseFile, afterFile, nArg] = positionals;
 if (!baseFile || !afterFile || !nArg) {
-  console.error('usage: heap-per-item.mjs BASE.heapsnapshot AFTER.heapsnapshot N [--top 40] [--match TEXT]');
+  console.error(USAGE);
   process.exit(2);
 }
 const n = Number(nArg);

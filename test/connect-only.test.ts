@@ -84,6 +84,17 @@ describe('demo and bench against a given server', () => {
     assert.equal(calls(), '');
   });
 
+  it('the bench refuses bad options with a message and exit code 2, before connecting (no stack trace)', () => {
+    for (const args of [['--runs', '-1'], ['--nope'], ['--runs', '0'], ['--warmup=-1'], ['--only', 'nope']]) {
+      const r = spawnSync(process.execPath, [join(REPO, 'build/bench/index.js'), '--connect', server.connectString, ...args], { cwd: REPO, env, encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '', args.join(' '));
+      assert.match(r.stderr, /--runs|--warmup|--nope|unknown workload/, args.join(' '));
+      assert.doesNotMatch(r.stderr, /^\s+at /m, `${args.join(' ')}: no stack trace`);
+    }
+    assert.equal(calls(), '');
+  });
+
   it('without a server to connect to and no ZooKeeper installable, the demo says how to give one', () => {
     const r = spawnSync(process.execPath, [join(REPO, 'build/demo/index.js')], { cwd: REPO, env: { ...env, PATH: stubs }, encoding: 'utf8', timeout: 60_000 });
     assert.equal(r.status, 1);
