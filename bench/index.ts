@@ -6,8 +6,8 @@
 // only then is Java looked for (and, as root on Debian, installed).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { TestingServer } from '../src/testing/index.js';
+import { parseArgsOrExit } from './args.js';
 import { cacheEvents, cacheLatency, cacheLoad } from './caches.js';
 import { zkrStartup } from './cli.js';
 import { BenchContext } from './context.js';
@@ -73,19 +73,9 @@ const WORKLOADS: Record<string, Workload> = {
   scale_queue: { run: scaleQueue, extra: true, sizes: [1000, 10_000, 100_000, 1_000_000], limitMs: (n) => 300_000 + n },
 };
 
-const { values } = parsedArgs();
-
-/** The options; bad input (an unknown option, `--runs -1`) gets its message and exit code 2, not a stack trace. */
-function parsedArgs() {
-  try {
-    return parseArgs({
-      options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, warmup: { type: 'string', default: '0' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false }, list: { type: 'boolean', default: false } },
-    });
-  } catch (err) {
-    console.error(`bench: ${(err as Error).message}`);
-    process.exit(2);
-  }
-}
+const { values } = parseArgsOrExit('bench', {
+  options: { connect: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string', default: '1' }, warmup: { type: 'string', default: '0' }, sizes: { type: 'string' }, apart: { type: 'boolean', default: false }, list: { type: 'boolean', default: false } },
+});
 const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
 for (const name of only ?? []) {
   if (!WORKLOADS[name]) {

@@ -14,7 +14,7 @@
 // speed drifts from minute to minute this sees a change of a few µs per cycle, which separate
 // runs cannot. Without --connect it starts the bench's server (bench/server.ts).
 import { resolve } from 'node:path';
-import { parseArgsOrExit } from './parse-args.mjs';
+import { parseArgsOrExit } from '../build/bench/args.js';
 import { startBenchServer } from '../build/bench/server.js';
 
 const WORKLOADS = { mutex: { size: 200, warm: 3000 }, raw: { size: 200, warm: 3000 }, failover: { size: 20, warm: 100 } };

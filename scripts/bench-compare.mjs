@@ -31,7 +31,7 @@ import { mntr } from '../build/src/testing/index.js';
 import { startBenchServer } from '../build/bench/server.js';
 import { curatorHarness, kazooHarness, oursHarness } from './bench-harnesses.mjs';
 import { table } from './bench-table.mjs';
-import { parseArgsOrExit } from './parse-args.mjs';
+import { parseArgsOrExit } from '../build/bench/args.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgsOrExit('bench:compare', { options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string' }, 'no-apart': { type: 'boolean', default: false }, 'no-fsync': { type: 'boolean', default: false }, interleave: { type: 'string', default: 'workload' }, only: { type: 'string' }, out: { type: 'string' } } }, 'usage: npm run bench:compare -- [--rounds R] [--warmup N] [--no-apart] [--no-fsync] [--interleave workload|harness] [--only w1,w2] [--out FILE]');

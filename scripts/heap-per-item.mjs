@@ -2,11 +2,11 @@
 // Compares two V8 heap snapshots and prints what was added per item, grouped by kind (closures,
 // contexts, arrays, promises, ...) and by the source line that made it (closures: where the
 // function is defined; contexts: the function whose scope they are).
-//   node scripts/heap-per-item.mjs BASE.heapsnapshot AFTER.heapsnapshot N [--top 40] [--match TEXT]
+//   node scripts/heap-per-item.mjs BASE.heapsnapshot AFTER.heapsnapshot N [--top 40] [--match TEXT]   (after npm run build:test)
 // The bench writes such a pair with BENCH_HEAP_SNAPSHOT_DIR=dir (scale_waiters: base and queued).
 // Counts are of live objects only (reachable from the GC roots), as a snapshot shows them.
 import { readFileSync } from 'node:fs';
-import { parseArgsOrExit } from './parse-args.mjs';
+import { parseArgsOrExit } from '../build/bench/args.js';
 
 const USAGE = 'usage: heap-per-item.mjs BASE.heapsnapshot AFTER.heapsnapshot N [--top 40] [--match TEXT]';
 const { values, positionals } = parseArgsOrExit('heap-per-item', { allowPositionals: true, options: { top: { type: 'string', default: '40' }, match: { type: 'string' }, chains: { type: 'string' }, depth: { type: 'string', default: '5' } } }, USAGE);
