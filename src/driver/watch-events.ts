@@ -39,6 +39,8 @@ export class WatchEvents implements AbortFollower {
   private giveUp: AbortSignal | undefined;
   /** The signal whose abort ends the wait like an event (see {@link endWith}). */
   private ender: AbortSignal | undefined;
+  /** Set by {@link close}: the wait ended, and events that fire later are dropped unbuilt. */
+  private closed = false;
 
   /** Follows every watch of `watches` not yet followed; an event counts only while its watch is the one in `watches`. */
   follow(watches: WatchTable): void {
@@ -64,7 +66,10 @@ export class WatchEvents implements AbortFollower {
     ownWatch
       .then((w) => w.changed)
       .then(
-        () => this.push({ error: new Restart('our node changed or was deleted while waiting') }),
+        // Our own release fires it after the wait: no error (and its stack) for nobody.
+        () => {
+          if (!this.closed) this.push({ error: new Restart('our node changed or was deleted while waiting') });
+        },
         (error: unknown) => this.push({ error }),
       );
   }
@@ -107,8 +112,10 @@ export class WatchEvents implements AbortFollower {
     });
   }
 
-  /** Stops following the signals (call it once the wait ended). */
+  /** Stops following the signals and drops events that fire later (call it once the wait ended). */
   close(): void {
+    this.closed = true;
+    this.fired.length = 0;
     if (this.ender) unfollow(this.ender, this);
     this.ender = undefined;
     this.unlisten();
@@ -134,6 +141,7 @@ export class WatchEvents implements AbortFollower {
   }
 
   private push(e: Fired): void {
+    if (this.closed) return;
     this.fired.push(e);
     const names = this.names;
     if (names === undefined) return;

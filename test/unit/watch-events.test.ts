@@ -61,3 +61,26 @@ test('events in firing order; stale ones skipped; a given-up wait sees none', as
   // Already given up: rejects at once, even with nothing queued.
   await assert.rejects(events.next(['a'], given.signal), /gave up/);
 });
+
+test("our own node's watch restarts a wait, but once the wait is closed its firing (our own release) is dropped", async () => {
+  const events = new WatchEvents();
+  const own = watch();
+  events.followOwn(Promise.resolve({ changed: own.changed }));
+  own.fire('NODE_DELETED');
+  await assert.rejects(events.next(['a'], undefined), (err: Error) => err.constructor.name === 'Restart');
+
+  const closed = new WatchEvents();
+  const released = watch();
+  const other = watch();
+  closed.followOwn(Promise.resolve({ changed: released.changed }));
+  closed.follow(new Map([['a', { changed: other.changed }]]));
+  closed.close();
+  released.fire('NODE_DELETED');
+  other.fire('NODE_DELETED');
+  await new Promise((r) => setImmediate(r));
+  // Nothing was kept for a wait that ended: asked again, only the give-up answers.
+  const given = new AbortController();
+  const pending = closed.next(['a'], given.signal);
+  given.abort(new Error('gave up'));
+  await assert.rejects(pending, /gave up/);
+});
