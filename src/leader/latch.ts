@@ -458,7 +458,11 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     const leadership = new AbortController();
     this.leadership = leadership;
     this.termToken = held.czxid;
-    const end = (why: string, kind: LockLossReason, cause?: unknown): void => this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }), kind);
+    const end = (why: string, kind: LockLossReason, cause?: unknown): void => {
+      // Our own step-down fires our node's watch too: no error (and its stack) for a term that ended.
+      if (leadership.signal.aborted) return;
+      this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }), kind);
+    };
     // The session's signal is shared by every recipe on it: subscribe, never a listener each.
     const unSession = onAbort(held.sessionSignal, (reason) => end('the session was lost', 'session', reason));
     const unClose = onAbort(this.closeController.signal, (reason) => {
