@@ -23,7 +23,7 @@ import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, isPermissionError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
 import { deferred, delay, raceAbort, type Deferred } from '../util/abort.js';
-import { linkSignals, onAbort } from '../util/signals.js';
+import { keepSubscribed, linkSignals, onAbort } from '../util/signals.js';
 
 /** How a campaign's progress is named. */
 const LEADER: ProgressOf = { recipe: 'leader', mode: 'exclusive' };
@@ -206,6 +206,9 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     }
     validatePath(path, 'leader latch path');
     if (path === '/') throw new InvalidArgumentError('leader latch path must not be the root');
+    // Every campaign and term subscribes to these: their one listener stays until the latch ends.
+    keepSubscribed(this.closeController.signal);
+    keepSubscribed(this.ended.signal);
     checkOptions(options, 'new LeaderLatch', LEADER_LATCH_OPTION_KEYS);
     const policy = options.policy === undefined ? 'suspended' : options.policy;
     if (policy !== 'suspended' && policy !== 'lost') throw new InvalidArgumentError(`policy must be 'suspended' or 'lost', got ${describe(policy)}`);
