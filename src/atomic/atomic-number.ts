@@ -25,7 +25,7 @@ import {
 } from '../errors.js';
 import { Mutex } from '../mutex/mutex.js';
 import { delay } from '../util/abort.js';
-import { linkSignals, onAbort } from '../util/signals.js';
+import { linkSignals, onAbort, ownedController } from '../util/signals.js';
 import { decodeLong, encodeLong, MAX_LONG, MIN_LONG, toLong } from './codec.js';
 import { ATOMIC_CALL_OPTION_KEYS, ATOMIC_NUMBER_OPTION_KEYS, ATOMIC_RETRY_KEYS, PROMOTE_TO_LOCK_KEYS, type AtomicCallOptions, type AtomicNumberOptions, type AtomicStats, type AtomicValue } from './types.js';
 
@@ -96,7 +96,7 @@ export class AtomicNumber implements AsyncDisposable {
   readonly #backoff: { baseDelayMs: number; maxDelayMs: number };
   readonly #mutex: Mutex | undefined;
   readonly #lockTimeoutMs: number | undefined;
-  readonly #life = new AbortController();
+  readonly #life = ownedController();
 
   /** Creates the recipe on `path` (nothing is sent until a call). */
   constructor(session: ZkSession, path: string, options: AtomicNumberOptions = {}) {

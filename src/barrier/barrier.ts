@@ -10,6 +10,7 @@ import { optionalAcl } from '../client/acl.js';
 import { ClosedError, InvalidArgumentError, NodeExistsError, NoNodeError, SessionExpiredError } from '../errors.js';
 import { checkOpen, linkWait, waitError, type BarrierWaitOptions } from './common.js';
 import { raceAbort } from '../util/abort.js';
+import { ownedController } from '../util/signals.js';
 
 /** Options of a {@link Barrier}. @group Recipes */
 export interface BarrierOptions {
@@ -53,7 +54,7 @@ export const BARRIER_OPTION_KEYS = optionKeys<BarrierOptions>({ acl: true });
 export class Barrier {
   /** The barrier node's path. */
   readonly path: string;
-  private readonly closer = new AbortController();
+  private readonly closer = ownedController();
   private closedFlag = false;
   private readonly acl: readonly Acl[] | undefined;
 

@@ -11,6 +11,7 @@ import { optionalAcl } from '../client/acl.js';
 import { ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, NodeExistsError, NoNodeError, NotEmptyError } from '../errors.js';
 import { Background, raceAbort } from '../util/abort.js';
 import { checkOpen, linkWait, waitError, type BarrierWaitOptions } from './common.js';
+import { ownedController } from '../util/signals.js';
 
 /** Options of a {@link DoubleBarrier}. @group Recipes */
 export interface DoubleBarrierOptions {
@@ -69,7 +70,7 @@ export class DoubleBarrier {
   readonly memberCount: number;
   private readonly readyPath: string;
   private readonly acl: readonly Acl[] | undefined;
-  private readonly closer = new AbortController();
+  private readonly closer = ownedController();
   private readonly background = new Background();
   private closedFlag = false;
   private current: DoubleBarrierState = 'idle';

@@ -12,7 +12,7 @@ import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from '../client/validate.js';
 import { CacheLimitError, ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, OperationTimeoutError, SessionExpiredError, UnimplementedError, isPermissionError } from '../errors.js';
 import { delay } from '../util/abort.js';
-import { onAbort } from '../util/signals.js';
+import { onAbort, ownedController } from '../util/signals.js';
 import { CacheEmitter } from './emitter.js';
 import { Loader, WalkCancelled } from './loader.js';
 import { Scope } from './scope.js';
@@ -60,7 +60,7 @@ export abstract class Cache extends CacheEmitter implements Iterable<CachedNode>
   readonly #maxNodes: number;
   readonly #maxBytes: number;
   readonly #backoff: Backoff;
-  readonly #closer = new AbortController();
+  readonly #closer = ownedController();
   readonly #stateWaiters = new Set<() => void>();
   #state: CacheState = 'LATENT';
   #mode: 'persistent' | 'one-shot' | undefined;

@@ -14,7 +14,7 @@ import type { Acl, ConnectionState, Stat } from '../client/types.js';
 import { optionalAcl } from '../client/acl.js';
 import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
-import { keepSubscribed, linkSignals } from '../util/signals.js';
+import { linkSignals, ownedController } from '../util/signals.js';
 import { acquireTracing, points, type AcquireContext, type AcquireMode, type AcquireProgress, type AcquireRecipe } from '../observability/channels.js';
 import { placeReporter } from './progress.js';
 import { traceAcquire } from '../observability/trace.js';
@@ -150,7 +150,7 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
   private readonly lossPolicy: LossPolicy;
   private readonly held = new Set<LockHandle>();
   private readonly state = new AsyncMutex();
-  private readonly closeController = new AbortController();
+  private readonly closeController = ownedController();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly onState: (s: ConnectionState) => void;
   private closing: Promise<void> | undefined;
@@ -179,8 +179,6 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     }
     validatePath(path, `${what} path`);
     if (path === '/') throw new InvalidArgumentError(`${what} path must not be the root`);
-    // Every wait of this recipe subscribes to it: its one listener stays until the recipe closes.
-    keepSubscribed(this.closeController.signal);
     checkOptions(options, `new ${constructorName(what)}`, optionNames);
     if (options.participantId !== undefined && typeof options.participantId !== 'string') {
       throw new InvalidArgumentError(`participantId must be a string, got ${describe(options.participantId)}`);

@@ -16,7 +16,7 @@ import { backoffDelay, type Backoff } from '../client/retry.js';
 import { delay } from '../util/abort.js';
 import { PersistentNode } from '../nodes/persistent-node.js';
 import { callListeners } from '../util/listeners.js';
-import { linkSignals } from '../util/signals.js';
+import { linkSignals, ownedController } from '../util/signals.js';
 
 /** Options of {@link GroupMember.start}. @group Recipes */
 export interface GroupStartOptions {
@@ -125,7 +125,7 @@ export class GroupMember extends EventEmitter<GroupMemberEvents> implements Asyn
   readonly #session: ZkSession;
   readonly #node: PersistentNode;
   readonly #cache: ChildrenCache;
-  readonly #closer = new AbortController();
+  readonly #closer = ownedController();
   readonly #streams = new Set<(view: GroupView | undefined) => void>();
   #state: GroupMemberState = 'LATENT';
   #payload: Buffer;

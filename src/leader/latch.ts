@@ -23,7 +23,7 @@ import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, isPermissionError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
 import { deferred, delay, raceAbort, type Deferred } from '../util/abort.js';
-import { keepSubscribed, linkSignals, onAbort } from '../util/signals.js';
+import { linkSignals, onAbort, ownedController } from '../util/signals.js';
 
 /** How a campaign's progress is named. */
 const LEADER: ProgressOf = { recipe: 'leader', mode: 'exclusive' };
@@ -180,7 +180,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private entered: Deferred<void> | undefined;
   /** The last error of an attempt to enter the election (the cause of a `start()` timeout). */
   private lastError: Error | undefined;
-  private readonly closeController = new AbortController();
+  private readonly closeController = ownedController();
   private closing: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
   private leadership: AbortController | undefined;
@@ -189,7 +189,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private term: { readonly nodePath: string; readonly sessionId: bigint; readonly startedAt: number } | undefined;
   private readonly participantId: string;
   // Aborted when the election loop stopped for good (session closed, or LOST for good).
-  private readonly ended = new AbortController();
+  private readonly ended = ownedController();
   private readonly onState: (s: ConnectionState) => void;
   /** Each term's release, once begun: a closing leader begins it at once (see {@link releaseOnce}). */
   private readonly releases = new WeakMap<HeldNodes, Promise<boolean>>();
@@ -206,9 +206,6 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     }
     validatePath(path, 'leader latch path');
     if (path === '/') throw new InvalidArgumentError('leader latch path must not be the root');
-    // Every campaign and term subscribes to these: their one listener stays until the latch ends.
-    keepSubscribed(this.closeController.signal);
-    keepSubscribed(this.ended.signal);
     checkOptions(options, 'new LeaderLatch', LEADER_LATCH_OPTION_KEYS);
     const policy = options.policy === undefined ? 'suspended' : options.policy;
     if (policy !== 'suspended' && policy !== 'lost') throw new InvalidArgumentError(`policy must be 'suspended' or 'lost', got ${describe(policy)}`);

@@ -13,7 +13,7 @@ import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { checkBoolean, checkOptions, checkSignal, checkTimeout, describe, joinPath, optionKeys, parentOf, toBuffer, validatePath } from '../client/validate.js';
 import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, isPermissionError, NodeExistsError, NoNodeError, OperationTimeoutError, SessionExpiredError, UnimplementedError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
-import { linkSignals, onAbort } from '../util/signals.js';
+import { linkSignals, onAbort, ownedController } from '../util/signals.js';
 import { protectedPrefix } from '../driver/names.js';
 
 /** Modes of a {@link PersistentNode}, as Curator's `CreateMode`s. @group Nodes */
@@ -127,7 +127,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
   #actual: string | undefined;
   #pending: Pending | undefined;
   #started = false;
-  readonly #stop = new AbortController();
+  readonly #stop = ownedController();
   /** Aborts when the loop ended with its session (closed, or lost and not renewed). */
   readonly #over = new AbortController();
   /** The `acl` option (undefined: the session's provider). */

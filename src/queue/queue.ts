@@ -15,7 +15,7 @@ import { checkOptions, describe, toBuffer, validatePath } from '../client/valida
 import { BadVersionError, ClosedError, ConnectionLossError, InvalidArgumentError, isPermissionError, LayoutMismatchError, NoNodeError, OperationTimeoutError } from '../errors.js';
 import { copyPermissionError } from '../util/permission.js';
 import { delay, raceAbort, raceAbortAfterSent } from '../util/abort.js';
-import { linkSignals } from '../util/signals.js';
+import { linkSignals, ownedController } from '../util/signals.js';
 import { graceFor } from '../driver/grace.js';
 import { refuseForeign } from '../driver/layouts.js';
 import { LOSS_BACKOFF, untilAnswered } from './backoff.js';
@@ -88,7 +88,7 @@ export class DistributedQueue {
   private readonly line: IdleLine;
   private readonly source: ClaimSource;
   private readonly dead: DeadLetters;
-  private readonly closeController = new AbortController();
+  private readonly closeController = ownedController();
   private readonly running = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
   /** Whether the check that no other recipe uses the path passed. */

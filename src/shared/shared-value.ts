@@ -14,7 +14,7 @@ import { checkInt, checkOptions, checkSignal, checkTimeout, optionKeys, parentOf
 import { ClosedError, ConnectionLossError, IllegalStateError, InvalidArgumentError, NoNodeError, NodeExistsError, BadVersionError, OutcomeUnknownError, SessionExpiredError, isPermissionError } from '../errors.js';
 import { delay, raceAbort } from '../util/abort.js';
 import { callListeners } from '../util/listeners.js';
-import { linkSignals, onAbort } from '../util/signals.js';
+import { linkSignals, onAbort, ownedController } from '../util/signals.js';
 import { valueStream, type StreamPush } from './changes.js';
 import { BYTES, COUNT, type Codec } from './codec.js';
 
@@ -87,7 +87,7 @@ export class SharedBase<T> extends EventEmitter<SharedValueEvents<T>> {
   readonly #codec: Codec<T>;
   readonly #seed: Buffer;
   readonly #acl: readonly Acl[] | undefined;
-  readonly #life = new AbortController();
+  readonly #life = ownedController();
   readonly #streams = new Set<StreamPush<VersionedValue<T>>>();
   #state: 'latent' | 'starting' | 'started' | 'closed' = 'latent';
   #current: VersionedValue<T> | undefined;

@@ -43,6 +43,17 @@ export function keepSubscribed(signal: AbortSignal): void {
   kept.add(signal);
 }
 
+/**
+ * An AbortController for the close (or life) of one object, whose signal lives as long as it:
+ * the signal's one listener of ours stays once added ({@link keepSubscribed}), so the object's
+ * waits and calls do not add and remove a DOM listener each.
+ */
+export function ownedController(): AbortController {
+  const controller = new AbortController();
+  keepSubscribed(controller.signal);
+  return controller;
+}
+
 /** How many subscriptions of ours `signal` has now (tests: none may be left once waits end). */
 export function subscriberCount(signal: AbortSignal): number {
   return fans.get(signal)?.subscribers.size ?? 0;
