@@ -51,10 +51,19 @@ const LAYOUTS: readonly Layout[] = [
 
 const SAMPLE_UUID = '00000000-0000-4000-8000-000000000000';
 
+/** {@link layoutsOf} by lock name: every recipe object asks it, often one per request. */
+const layoutsByName = new Map<string, readonly LayoutId[]>();
+
 /** The layouts whose nodes a recipe makes that creates `lockName` nodes directly under its path. */
-export function layoutsOf(lockName: string): LayoutId[] {
-  const sample = `_c_${SAMPLE_UUID}-${lockName}0000000000`;
-  return LAYOUTS.filter((l) => l.matches(sample)).map((l) => l.id);
+export function layoutsOf(lockName: string): readonly LayoutId[] {
+  let ids = layoutsByName.get(lockName);
+  if (ids === undefined) {
+    const sample = `_c_${SAMPLE_UUID}-${lockName}0000000000`;
+    ids = Object.freeze(LAYOUTS.filter((l) => l.matches(sample)).map((l) => l.id));
+    // A program uses a few lock names; one that makes them up as it goes is not remembered.
+    if (layoutsByName.size < 64) layoutsByName.set(lockName, ids);
+  }
+  return ids;
 }
 
 /** The first child of another layout than `own`'s, and whose it is (looked at once per listing). */
