@@ -66,7 +66,7 @@ export class WatchEvents implements AbortFollower {
     ownWatch
       .then((w) => w.changed)
       .then(
-        // Our own release fires it after the wait: no error (and its stack) for nobody.
+        // Our own release fires it after the wait ended: build no error (nor its stack) for nobody.
         () => {
           if (!this.closed) this.push({ error: new Restart('our node changed or was deleted while waiting') });
         },

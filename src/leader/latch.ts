@@ -459,7 +459,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
     this.leadership = leadership;
     this.termToken = held.czxid;
     const end = (why: string, kind: LockLossReason, cause?: unknown): void => {
-      // Our own step-down fires our node's watch too: no error (and its stack) for a term that ended.
+      // Our own step-down fires our node's watch too: build no error (nor its stack) for a term that ended.
       if (leadership.signal.aborted) return;
       this.endLeadership(new LockLostError(`leadership of ${this.path} ended: ${why}`, { path: this.path, cause }), kind);
     };
