@@ -57,6 +57,11 @@ export function joinPath(parent: string, child: string): string {
 /** The parent of a valid path (the root's parent is the root). Throws {@link InvalidArgumentError} for an invalid path. */
 export function parentOf(path: string): string {
   validatePath(path);
+  return parentChecked(path);
+}
+
+/** {@link parentOf} of a path known to be valid (one the server sent): not checked again. */
+export function parentChecked(path: string): string {
   const i = path.lastIndexOf('/');
   return i <= 0 ? '/' : path.slice(0, i);
 }

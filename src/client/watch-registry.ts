@@ -13,6 +13,7 @@
  * @internal
  * @module
  */
+import { parentChecked } from './validate.js';
 import { sinkOf, type PersistentWatch } from './persistent-watch.js';
 import type { WatchEvent, WatchEventType } from './types.js';
 
@@ -194,8 +195,8 @@ export class WatchRegistry {
       else for (const h of [...own.handles]) sinkOf(h).deliver(event);
     }
     if (type !== CHILDREN_CHANGED) {
-      const parent = path === '/' ? undefined : parentPath(path);
-      for (let a = parent; a !== undefined; a = a === '/' ? undefined : parentPath(a)) {
+      const parent = path === '/' ? undefined : parentChecked(path);
+      for (let a = parent; a !== undefined; a = a === '/' ? undefined : parentChecked(a)) {
         const reg = this.regs.get(a);
         if (!reg?.recursive) continue;
         for (const h of [...reg.handles]) if (h.recursive) sinkOf(h).deliver(event);
@@ -228,10 +229,4 @@ export class WatchRegistry {
     this.regs.delete(reg.path);
     if (reg.armed) this.io.removeOnServer(reg.path, reg.recursive);
   }
-}
-
-/** The parent of a path the server sent (not checked again: it names a node that exists or existed). */
-function parentPath(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i <= 0 ? '/' : path.slice(0, i);
 }
