@@ -8,7 +8,7 @@
  */
 import type { Socket } from 'node:net';
 import { LossClock } from './loss-clock.js';
-import { keepSubscribed } from '../util/signals.js';
+import { ownedController } from '../util/signals.js';
 import { backoffDelay, type Backoff } from './retry.js';
 import { CM_STATE, createRawClient, emitChildrenChanged, forgetWatcher, hasOneShotWatcher, sendSync, interceptHandshake, registerWatcher, silence, removeWatches, type RawClient, type RawError, type RawEvent, type RawWatchKind, type WatcherTableName } from './nzc.js';
 import { WatchRegistry } from './watch-registry.js';
@@ -161,7 +161,8 @@ export interface GenerationOptions {
 /** One node-zookeeper-client instance with its own pending calls, watches and watchdog. */
 export class Generation {
   readonly raw: RawClient;
-  readonly controller = new AbortController();
+  /** Every call, wait and held lock of the session follows its signal: one listener for its whole life. */
+  readonly controller = ownedController();
   /** Set once the session of this generation is over (expired, lost or closed). */
   dead = false;
   everConnected = false;
@@ -196,8 +197,6 @@ export class Generation {
     options: GenerationOptions,
     private readonly hooks: GenerationHooks,
   ) {
-    // Every call, wait and held lock of the session follows it: one listener for its whole life.
-    keepSubscribed(this.controller.signal);
     this.raw = createRawClient(options.connectString, {
       sessionTimeoutMs: options.sessionTimeoutMs,
       spinDelayMs: options.spinDelayMs,

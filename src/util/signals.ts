@@ -30,27 +30,18 @@ interface Fan {
 
 const fans = new WeakMap<AbortSignal, Fan>();
 
-/** Signals whose one listener stays once added (see {@link keepSubscribed}). */
+/** The signals of {@link ownedController}: their one listener stays once added. */
 const kept = new WeakSet<AbortSignal>();
 
 /**
- * Keeps the one listener of ours on `signal` once added, even when nobody is subscribed: for a
- * signal owned by one object and living as long as it (a recipe's close signal, a session
- * generation's), on which a busy recipe would otherwise add and remove a DOM listener on every
- * wait and every release, at a cost each time.
- */
-export function keepSubscribed(signal: AbortSignal): void {
-  kept.add(signal);
-}
-
-/**
- * An AbortController for the close (or life) of one object, whose signal lives as long as it:
- * the signal's one listener of ours stays once added ({@link keepSubscribed}), so the object's
- * waits and calls do not add and remove a DOM listener each.
+ * An AbortController for the close (or life) of one object, whose signal lives as long as it (a
+ * recipe's close signal, a session generation's): the one listener of ours on its signal stays
+ * once added, even when nobody is subscribed, so the object's waits, calls and releases do not
+ * add and remove a DOM listener each time, at a cost each time.
  */
 export function ownedController(): AbortController {
   const controller = new AbortController();
-  keepSubscribed(controller.signal);
+  kept.add(controller.signal);
   return controller;
 }
 
