@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { WatchEvent } from '../../src/client/types.js';
-import { WatchEvents } from '../../src/driver/watch-events.js';
+import { Restart, WatchEvents } from '../../src/driver/watch-events.js';
 
 /** A watch whose `changed` counts how many callbacks were attached to it, settled by hand. */
 function watch(): { changed: Promise<WatchEvent>; attached: () => number; fire: (type: WatchEvent['type']) => void } {
@@ -67,7 +67,7 @@ test("our own node's watch restarts a wait, but once the wait is closed its firi
   const own = watch();
   events.followOwn(Promise.resolve({ changed: own.changed }));
   own.fire('NODE_DELETED');
-  await assert.rejects(events.next(['a'], undefined), (err: Error) => err.constructor.name === 'Restart');
+  await assert.rejects(events.next(['a'], undefined), Restart);
 
   const closed = new WatchEvents();
   const released = watch();
