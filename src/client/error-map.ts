@@ -19,6 +19,7 @@ import {
   type ServerErrorCode,
   type ZooKeeperErrorOptions,
 } from '../errors.js';
+import { stackless } from '../util/stackless.js';
 
 type ErrorCtor = new (code: ServerErrorCode, message: string, options: ZooKeeperErrorOptions) => ZooKeeperError;
 
@@ -67,7 +68,11 @@ export const ZK_CONNECTION_LOSS = -4;
 /** Numeric ZooKeeper code for session expiry. */
 export const ZK_SESSION_EXPIRED = -112;
 
-/** Builds the typed error for a ZooKeeper reply code. */
+/**
+ * Builds the typed error for a ZooKeeper reply code, without a stack: it is built where the
+ * reply is handled, whose frames name no caller, and capturing them costs more than the rest of
+ * the error on paths where such a reply is routine (a watch-setting read of a node just gone).
+ */
 export function errorFromCode(zkCode: number, op: string, path: string | undefined, extra: { opIndex?: number; cause?: unknown } = {}): ZooKeeperError {
   const entry = TABLE.get(zkCode);
   const code = entry?.code ?? 'UNKNOWN_SERVER_ERROR';
@@ -75,11 +80,14 @@ export function errorFromCode(zkCode: number, op: string, path: string | undefin
   const at = path === undefined ? '' : ` on ${path}`;
   const index = extra.opIndex === undefined ? '' : ` (transaction op #${extra.opIndex})`;
   const Ctor = entry?.ctor ?? ZooKeeperError;
-  return new Ctor(code, `${op}${at}${index} failed: ${code} (${zkCode}): ${hint}`, {
-    zkCode,
-    op,
-    path,
-    opIndex: extra.opIndex,
-    cause: extra.cause,
-  });
+  return stackless(
+    () =>
+      new Ctor(code, `${op}${at}${index} failed: ${code} (${zkCode}): ${hint}`, {
+        zkCode,
+        op,
+        path,
+        opIndex: extra.opIndex,
+        cause: extra.cause,
+      }),
+  );
 }

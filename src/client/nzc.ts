@@ -126,14 +126,31 @@ function patchExceptionCreate(): void {
     try {
       return original(code, path);
     } catch {
-      const e = Object.create(ExceptionModule.prototype) as RawError;
-      const name = EXTRA_CODES[code] ?? `UNKNOWN_${code}`;
-      Object.assign(e, { code, name, message: `Exception: ${name}[${code}]`, stack: new Error().stack });
-      return e;
+      return replyError(code);
     }
   };
   (patched as { zkRecipesPatched?: boolean }).zkRecipesPatched = true;
   ExceptionModule.create = patched;
+}
+
+/** Names of the codes the client knows (its module exports them as constants), then ours. */
+const CODE_NAMES: ReadonlyMap<number, string> = new Map([
+  ...Object.entries(ExceptionExports as unknown as Record<string, unknown>).flatMap(([name, code]) => (typeof code === 'number' && /^[A-Z_]+$/.test(name) ? [[code, name] as const] : [])),
+  ...Object.entries(EXTRA_CODES).map(([code, name]) => [Number(code), name] as const),
+]);
+
+/**
+ * The client's `Exception` for a reply's error code, built without what `Exception.create`
+ * spends: a search of its code table and a captured stack. A stack taken in the socket's data
+ * handler names no caller, and these are built on hot paths (a watch-setting read of a node
+ * that just left is routine).
+ */
+function replyError(code: number): RawError {
+  const e = Object.create(ExceptionModule.prototype) as RawError;
+  const name = CODE_NAMES.get(code) ?? `UNKNOWN_${code}`;
+  const message = `Exception: ${name}[${code}]`;
+  Object.assign(e, { code, name, message, stack: message });
+  return e;
 }
 
 function assertInternals(): void {
@@ -362,7 +379,7 @@ function answerFrame(cm: RawConnectionManager, frame: Buffer): boolean {
   cm.zxid = Buffer.from(frame.subarray(REPLY.ZXID, REPLY.ERR));
   const err = frame.readInt32BE(REPLY.ERR);
   if (err !== 0 && !head.request.bodyOnError) {
-    head.callback?.(ExceptionModule.create(err));
+    head.callback?.(replyError(err));
     return true;
   }
   let value: unknown;
@@ -370,11 +387,11 @@ function answerFrame(cm: RawConnectionManager, frame: Buffer): boolean {
     value = head.request.decode(new Reader(frame, REPLY.BODY));
   } catch {
     // A failed multi whose body does not decode still failed with err.
-    head.callback?.(ExceptionModule.create(err !== 0 ? err : CONNECTION_LOSS));
+    head.callback?.(replyError(err !== 0 ? err : CONNECTION_LOSS));
     if (err === 0) cm.socket?.destroy();
     return true;
   }
-  head.callback?.(err !== 0 ? ExceptionModule.create(err) : null, value);
+  head.callback?.(err !== 0 ? replyError(err) : null, value);
   return true;
 }
 

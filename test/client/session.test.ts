@@ -65,6 +65,14 @@ describe('operations', () => {
     assert.equal(noNode.zkCode, -101);
     assert.equal(noNode.path, `${base}/nope`);
     assert.equal(noNode.op, 'getData');
+    // Built in the reply handler, whose frames name no caller: no stack is captured (a cost on
+    // paths where such replies are routine). The client's own exception stays its cause.
+    assert.equal(noNode.stack, `NoNodeError: ${noNode.message}`);
+    assert.equal((noNode.cause as { code?: unknown } | undefined)?.code, -101);
+    assert.match(String((noNode.cause as Error | undefined)?.message), /NO_NODE\[-101\]/);
+    const failedMulti = await s.multi([{ type: 'check', path: `${base}/nope` }]).catch((e: unknown) => e);
+    assert.ok(failedMulti instanceof NoNodeError && failedMulti.opIndex === 0, String(failedMulti));
+    assert.equal(failedMulti.stack, `NoNodeError: ${failedMulti.message}`);
     await assert.rejects(s.create(`${base}/child`), (e: unknown) => e instanceof NodeExistsError && e.code === 'NODE_EXISTS');
     await assert.rejects(s.setData(`${base}/child`, 'x', { version: 7 }), (e: unknown) => e instanceof BadVersionError && e.code === 'BAD_VERSION');
     await assert.rejects(s.delete(base), (e: unknown) => e instanceof NotEmptyError && e.code === 'NOT_EMPTY');
