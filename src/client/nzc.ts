@@ -463,9 +463,11 @@ function coalesceWrites(socket: import('node:net').Socket): void {
   const write = socket.write;
   let corked = false;
   const uncork = (): void => {
+    if (!corked) return;
     corked = false;
     socket.uncork();
   };
+  flushers.set(socket, uncork);
   socket.write = function (this: import('node:net').Socket, ...args: Parameters<typeof write>): boolean {
     if (!corked) {
       corked = true;
@@ -474,6 +476,18 @@ function coalesceWrites(socket: import('node:net').Socket): void {
     }
     return write.apply(this, args);
   } as typeof write;
+}
+
+const flushers = new WeakMap<import('node:net').Socket, () => void>();
+
+/**
+ * Sends now what this turn of the event loop has written so far, instead of once the turn's
+ * promise reactions have run (tens of microseconds in a busy process): for a request someone
+ * else waits on, a release. What is written later in the turn goes out in a write of its own.
+ */
+export function flushWrites(client: RawClient): void {
+  const socket = client.connectionManager.socket;
+  if (socket) flushers.get(socket)?.();
 }
 
 /**

@@ -22,7 +22,7 @@ import { errorFromCode, ZK_CONNECTION_LOSS, ZK_SESSION_EXPIRED } from './error-m
 import { answeredByServer, type Generation } from './generation.js';
 import { OneShot, type StoppableWatch } from './one-shot.js';
 import { SessionLifecycle, type SessionCounters, type SessionOptions } from './lifecycle.js';
-import { addWatch, create, create2, createSpecial, exists, getChildren, getData, remove, setData, multi, sendSync, type RawError, type RawEvent, type WatcherTableName } from './nzc.js';
+import { addWatch, create, create2, createSpecial, exists, flushWrites, getChildren, getData, remove, setData, multi, sendSync, type RawError, type RawEvent, type WatcherTableName } from './nzc.js';
 import { encodeAcls, MULTI_RESULT_TYPES, type MultiOp, type MultiResult } from './wire.js';
 import { providedAcl, sendGetAcl, sendSetAcl, validateAcl, validateAclProvider, type AclProvider } from './acl.js';
 import { resolveRetryPolicy, retryAfter, type RetryPolicy } from './retry.js';
@@ -211,6 +211,16 @@ export class ZkSession extends SessionLifecycle {
   /** Watches this session currently holds listeners for (leak checks). */
   get activeWatchCount(): number {
     return this.gen.watchCount;
+  }
+
+  /**
+   * Sends at once the requests made so far in this turn of the event loop, instead of once its
+   * promise reactions have run: for a request another participant waits on (a release).
+   *
+   * @internal
+   */
+  flushWrites(): void {
+    flushWrites(this.gen.raw);
   }
 
   // ---- calls -----------------------------------------------------------------------------

@@ -45,12 +45,18 @@ export class NodeRemoval {
     return all;
   }
 
+  /** A deletion another participant may be waiting on leaves now, not at the end of the turn. */
+  private sent<T>(request: Promise<T>): Promise<T> {
+    this.session.flushWrites();
+    return request;
+  }
+
   private async removeOne(path: string, owner: AbortSignal): Promise<Removal> {
     for (;;) {
       if (owner.aborted || this.session.closed) return 'ended';
       try {
         // Raced: a retry after the session ended would go to the next session, and wait for it.
-        await raceAbort(this.session.delete(path), owner);
+        await raceAbort(this.sent(this.session.delete(path)), owner);
         return 'deleted';
       } catch (err) {
         if (!owner.aborted && err instanceof NoNodeError) return 'gone';
@@ -87,7 +93,7 @@ export class NodeRemoval {
     for (;;) {
       if (owner.aborted || this.session.closed) return 'ended';
       try {
-        await raceAbort(this.session.multi([{ type: 'delete', path }, { type: 'setData', path: this.dir, data: mark }]), owner);
+        await raceAbort(this.sent(this.session.multi([{ type: 'delete', path }, { type: 'setData', path: this.dir, data: mark }])), owner);
         return 'deleted';
       } catch (err) {
         // After a lost reply, gone means our earlier transaction deleted it.

@@ -23,6 +23,7 @@ import { ParentReaper } from '../driver/reaper.js';
 import { backoffDelay, resolveBackoff, type Backoff } from '../client/retry.js';
 import { ClosedError, IllegalStateError, InvalidArgumentError, isPermissionError, LockLostError, LockTimeoutError, NoNodeError, SessionExpiredError, type LayoutMismatchError } from '../errors.js';
 import { deferred, delay, raceAbort, type Deferred } from '../util/abort.js';
+import { stackless } from '../util/stackless.js';
 import { linkSignals, onAbort, ownedController } from '../util/signals.js';
 
 /** How a campaign's progress is named. */
@@ -562,8 +563,10 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      // Also the reason a term ended by this close is revoked with: its stack shows the caller.
-      this.closeController.abort(new ClosedError(`leader latch ${this.path} closed`, { path: this.path }));
+      // Also the reason a term ended by this close is revoked with. Without a stack: capturing
+      // one cost more than the rest of what precedes the step-down's deletion (failovers were
+      // 7-16 % slower at the median with it).
+      this.closeController.abort(stackless(() => new ClosedError(`leader latch ${this.path} closed`, { path: this.path })));
       this.session.off('state', this.onState);
       await this.loop?.catch(() => undefined);
       await this.driver.idle();
