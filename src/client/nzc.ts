@@ -428,8 +428,10 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
       // Refused for want of SASL: the server closes the session's connection, and would again.
       const refused = saslRequired !== undefined && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY && frame.readInt32BE(REPLY.ERR) === SESSION_CLOSED_REQUIRE_SASL_AUTH;
       if (!answerFrame(this, frame)) {
-        handle.call(this, frame);
-        if (notified && this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY + 8 && frame.readInt32BE(REPLY.XID) === NOTIFICATION_XID) notifyFrom(frame, notified);
+        const notification = this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY + 8 && frame.readInt32BE(REPLY.XID) === NOTIFICATION_XID;
+        // A notification for our tables is decoded once, here, not again by the client's generic decoder.
+        if (!notification || !(this.watcherManager instanceof WatcherTables)) handle.call(this, frame);
+        if (notification) notifyFrom(this, frame, notified);
       }
       offset += 4 + size;
       if (refused) saslRequired();
@@ -439,8 +441,12 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
   };
 }
 
-/** Decodes a notification's body (type, state, path) for `notified`; a malformed one is dropped. */
-function notifyFrom(frame: Buffer, notified: (type: number, path: string, zxid: bigint) => void): void {
+/**
+ * Decodes a notification's body (type, state, path) for our watcher tables (their one-shot
+ * watchers, as the client's decoder would have told them) and then for `notified`; a malformed
+ * one is dropped.
+ */
+function notifyFrom(cm: RawConnectionManager, frame: Buffer, notified: ((type: number, path: string, zxid: bigint) => void) | undefined): void {
   let type: number;
   let path: string;
   try {
@@ -451,7 +457,8 @@ function notifyFrom(frame: Buffer, notified: (type: number, path: string, zxid: 
   } catch {
     return;
   }
-  notified(type, path, frame.readBigInt64BE(REPLY.ZXID));
+  if (cm.watcherManager instanceof WatcherTables) cm.watcherManager.notified(type, clientPath(cm.chrootPath ?? '', path));
+  notified?.(type, path, frame.readBigInt64BE(REPLY.ZXID));
 }
 
 /**

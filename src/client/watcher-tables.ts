@@ -112,7 +112,15 @@ export class WatcherTables {
    * watchers, a children change child watchers; an unknown type throws).
    */
   emit(event: { type: number; path: string }): void {
-    const { type, path } = event;
+    if (!this.notified(event.type, event.path)) throw new Error(`Unknown event type: ${event.type}`);
+  }
+
+  /**
+   * A notification the session decoded itself (see `frameReplies`): as {@link emit}, but a type
+   * no table knows is ignored rather than thrown inside the socket's handler. Returns whether the
+   * type was known.
+   */
+  notified(type: number, path: string): boolean {
     const fired: TableWatcher[] = [];
     switch (type) {
       case NODE_DATA_CHANGED:
@@ -128,11 +136,12 @@ export class WatcherTables {
         this.child.take(path, fired);
         break;
       default:
-        throw new Error(`Unknown event type: ${type}`);
+        return false;
     }
-    if (fired.length === 0) return;
+    if (fired.length === 0) return true;
     const e: TableEvent = { type, name: NAMES[type] as string, path };
     for (const w of fired) w(e);
+    return true;
   }
 }
 

@@ -11,7 +11,8 @@ import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 import { frameReplies, sendFrame, type RawConnectionManager } from '../../src/client/nzc.js';
 import type { Acl, Stat } from '../../src/client/types.js';
 import { batchWatches, multiSize, requestSize, setWatchesSize, watchSize, type WatchSet } from '../../src/client/encoding.js';
-import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, encodeAcls, Frame, multiFrame, multiResults, nothing, OPCODE, Reader, readFrame, removeWatchesFrame, setDataFrame, setWatchesFrame, statOnly, syncFrame, type MultiOp } from '../../src/client/wire.js';
+import { childrenAndStat, createdNode, createdPath, createFrame, dataAndStat, deleteFrame, encodeAcls, Frame, multiFrame, multiResults, nothing, OPCODE, Reader, readFrame, removeWatchesFrame, REPLY, setDataFrame, setWatchesFrame, statOnly, syncFrame, type MultiOp } from '../../src/client/wire.js';
+import { WatcherTables } from '../../src/client/watcher-tables.js';
 
 interface JuteRecord {
   setChrootPath(path: string): void;
@@ -335,6 +336,37 @@ describe('reply framing', () => {
     bad.writeInt32BE(-4, 0);
     cm.feed(bad);
     assert.equal(cm.socket?.destroyed, true);
+  });
+
+  test('a notification is decoded once, by us: our tables fire their watchers (chroot taken off), then the hook hears it; the client never sees it', () => {
+    const notification = (type: number, path: string): Buffer => {
+      const p = Buffer.from(path, 'utf8');
+      const f = Buffer.alloc(REPLY.BODY + 12 + p.length);
+      f.writeInt32BE(f.length - 4, 0);
+      f.writeInt32BE(-1, REPLY.XID);
+      f.writeBigInt64BE(42n, REPLY.ZXID);
+      f.writeInt32BE(type, REPLY.BODY);
+      f.writeInt32BE(3, REPLY.BODY + 4); // SyncConnected
+      f.writeInt32BE(p.length, REPLY.BODY + 8);
+      p.copy(f, REPLY.BODY + 12);
+      return f;
+    };
+    const tables = new WatcherTables();
+    const fired: string[] = [];
+    tables.registerDataWatcher('/a', (e) => fired.push(`data ${e.name} ${e.path}`));
+    tables.registerChildWatcher('/a', (e) => fired.push(`child ${e.name} ${e.path}`));
+    const heard: string[] = [];
+    const handled: Buffer[] = [];
+    const cm = { socket: { destroyed: false }, state: 2, pendingBuffer: null, pendingQueue: [], chrootPath: '/root', watcherManager: tables } as unknown as RawConnectionManager;
+    const handle = frameReplies(
+      (f) => handled.push(f),
+      (type, path, zxid) => heard.push(`${type} ${path} ${zxid}`),
+    );
+    // NodeDeleted fires data and child watchers; an unknown type (99) is dropped, not thrown.
+    handle.call(cm, Buffer.concat([notification(2, '/root/a'), notification(99, '/root/a'), notification(2, '/root/a')]));
+    assert.deepEqual(fired, ['data NODE_DELETED /a', 'child NODE_DELETED /a']);
+    assert.deepEqual(heard, ['2 /root/a 42', '99 /root/a 42', '2 /root/a 42']);
+    assert.deepEqual(handled, []);
   });
 });
 
