@@ -4,7 +4,7 @@ import type { ZkSession } from '../src/index.js';
 import { mntr } from '../src/testing/index.js';
 
 /** One JSON line of results. */
-export type Result = Record<string, string | number>;
+export type Result = Record<string, string | number | readonly number[]>;
 
 /** Server counters at one instant, or undefined when the server does not answer `mntr`. */
 export interface ServerCounters {

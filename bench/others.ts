@@ -43,7 +43,8 @@ export async function leaderFailover(ctx: BenchContext): Promise<Result> {
   const seconds = since(start) / 1000;
   const after = await ctx.counters();
   await Promise.all(latches.map((l) => l.close()));
-  return ctx.result(rounds, seconds, times, before, after, { leaders_seen: seen.size, violations });
+  // Each failover's time too: bench:compare pools the runs of a round (20 samples make a poor p99).
+  return ctx.result(rounds, seconds, times, before, after, { leaders_seen: seen.size, violations, latencies_ms: times.map((t) => Math.round(t * 1000) / 1000) });
 }
 
 /** 1 producer puts 2000 small items, 4 consumer sessions take them (at-most-once). */

@@ -14,6 +14,8 @@
 // (WARM_OPS; 3 to 40 runs, see warmupRuns), since a V8 or JVM JIT warms by operations, not by
 // runs: 3 runs are 60 leader failovers, far from warm, and 1 500 lock cycles, not yet (the
 // curves: BENCHMARKS.md). With `--interleave harness` the default is 3 runs of everything.
+// A leader failover round measures 10 runs (200 failovers) and pools their samples
+// (RUNS_PER_ROUND): one run's p99 is its slowest of 20.
 // Every JSON line goes to FILE (default
 // bench-results/compare-<time>.jsonl, with its "round"), the harnesses' stderr beside it (.log),
 // and stdout gets a markdown table of the medians. `--only` passes through (each anchor skips
@@ -51,10 +53,55 @@ const WARM_OPS = 4000;
 /** Operations of one run of each workload, as WORKLOADS.md defines them (others: 3 warm-up runs). */
 const OPS_PER_RUN = { raw_seq: 1000, mutex_uncontended: 500, mutex_contended: 800, semaphore: 600, rwlock: 600, leader_failover: 20, queue: 2000, queue_at_least_once: 2000 };
 
+/**
+ * Measured runs per round of a workload whose run is too short for its figures: a leader
+ * failover run is 20 failovers, whose p99 is the slowest of them. The round's figures are of its
+ * runs pooled (each harness reports each failover's time as latencies_ms): 200 failovers.
+ */
+const RUNS_PER_ROUND = { leader_failover: 10 };
+
+/** p-th percentile (0..100), as bench/metrics.ts computes it. */
+function percentile(values, p) {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * One line per workload of a harness's lines of one round: several runs of a workload (see
+ * RUNS_PER_ROUND) pooled, their latencies together (p50, p99), operations and time summed,
+ * requests per operation the median, violations summed.
+ */
+function pooled(lines) {
+  const byWorkload = new Map();
+  for (const l of lines) byWorkload.set(l.workload, [...(byWorkload.get(l.workload) ?? []), l]);
+  return [...byWorkload.values()].map((runs) => {
+    if (runs.length === 1) return runs[0];
+    const ok = runs.filter((l) => !l.deadlocked);
+    const lat = ok.flatMap((l) => l.latencies_ms ?? []);
+    const sum = (k) => runs.reduce((n, l) => n + (l[k] ?? 0), 0);
+    const mid = (k) => {
+      const xs = ok.map((l) => l[k]).filter((v) => v !== undefined).sort((a, b) => a - b);
+      return xs.length ? xs[xs.length >> 1] : undefined;
+    };
+    const { latencies_ms: _, ...first } = runs[0];
+    const line = { ...first, runs_pooled: runs.length, ops: sum('ops'), seconds: Number(sum('seconds').toFixed(3)) };
+    line.ops_per_s = Number((line.ops / line.seconds).toFixed(1));
+    line.p50_ms = lat.length ? percentile(lat, 50) : mid('p50_ms');
+    line.p99_ms = lat.length ? percentile(lat, 99) : mid('p99_ms');
+    for (const k of ['requests_per_op', 'watch_fires_per_op']) if (mid(k) !== undefined) line[k] = mid(k);
+    for (const k of ['violations', 'lost', 'duplicated', 'deadlocked']) if (runs.some((l) => l[k] !== undefined)) line[k] = sum(k);
+    if (runs.some((l) => l.leaders_seen !== undefined)) line.leaders_seen = Math.max(...runs.map((l) => l.leaders_seen ?? 0));
+    appendFileSync(out, `${JSON.stringify(line)}\n`);
+    return line;
+  });
+}
+
 /** What the table's note says of the warm-ups. */
 function warmupNote() {
   if (warmup !== undefined || !workloads) return `${warmupRuns(undefined)} warm-up run(s)`;
-  return `warm-up runs of about ${WARM_OPS} operations (${workloads.map((w) => `${w} ${warmupRuns(w)}`).join(', ')})`;
+  const pooledNote = workloads.filter((w) => RUNS_PER_ROUND[w]).map((w) => `; ${w}: ${RUNS_PER_ROUND[w]} measured runs a round, their samples pooled`).join('');
+  return `warm-up runs of about ${WARM_OPS} operations (${workloads.map((w) => `${w} ${warmupRuns(w)}`).join(', ')}${pooledNote})`;
 }
 
 /** Warm-up runs before measuring `workload` (undefined: a process of several workloads). */
@@ -78,7 +125,8 @@ if (impls.length === 1) console.error('bench:compare: no anchor can run here; zk
 /** Runs one harness against `connect`; resolves with its JSON lines and exit code. */
 function runHarness(impl, round, connect, only) {
   return new Promise((resolve) => {
-    const args = [...impl.args, '--connect', connect, '--warmup', String(warmupRuns(workloads ? only : undefined)), ...(only ? ['--only', only] : [])];
+    const runs = workloads ? RUNS_PER_ROUND[only] : undefined;
+    const args = [...impl.args, '--connect', connect, '--warmup', String(warmupRuns(workloads ? only : undefined)), ...(runs ? ['--runs', String(runs)] : []), ...(only ? ['--only', only] : [])];
     const child = spawn(impl.cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = [];
     createInterface({ input: child.stdout }).on('line', (text) => {
@@ -133,7 +181,7 @@ try {
     console.error(`round ${r}/${rounds}${only && workloads ? ` ${only}` : ''}: ${order.map((i) => i.name).join(', ')}`);
     for (const impl of order) {
       const run = await runHarness(impl, r, server.connectString, only);
-      results.push(...run.lines);
+      results.push(...pooled(run.lines));
       if (run.code === 2) throw new Error(`${impl.name} refused its arguments (see ${logFile})`);
       if (run.code !== 0) {
         failures++;

@@ -248,6 +248,7 @@ public final class CuratorBench {
       Object v = e.getValue();
       if (v instanceof BigDecimal d) b.append(d.toPlainString());
       else if (v instanceof Number) b.append(v);
+      else if (v instanceof List<?> l) b.append('[').append(String.join(",", l.stream().map((x) -> x instanceof BigDecimal d ? d.toPlainString() : String.valueOf(x)).toList())).append(']');
       else b.append('"').append(v.toString().replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
     }
     return b.append('}').toString();

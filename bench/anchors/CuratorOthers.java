@@ -67,6 +67,8 @@ final class CuratorOthers {
     for (LeaderLatch l : latches) l.close(LeaderLatch.CloseMode.SILENT);
     Map<String, Object> line = ctx.result(rounds, seconds, times, before, after);
     line.put("leaders_seen", seen.size());
+    // Each failover's time too: bench:compare pools the runs of a round (20 samples make a poor p99).
+    line.put("latencies_ms", times.stream().map(t -> round(t, 3)).toList());
     line.put("violations", violations.get());
     return line;
   }

@@ -62,7 +62,9 @@ def leader_failover(ctx):
         ev.set()
     for t in threads:
         t.join(timeout=10)
-    return ctx.result(rounds, seconds, times, before, after, leaders_seen=len(seen), violations=k.violations)
+    # Each failover's time too: bench:compare pools the runs of a round (20 samples make a poor p99).
+    return ctx.result(rounds, seconds, times, before, after, leaders_seen=len(seen), violations=k.violations,
+                      latencies_ms=[round(t, 3) for t in times])
 
 
 def queue(ctx, at_least_once=False):
