@@ -430,8 +430,9 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
       if (!answerFrame(this, frame)) {
         const notification = this.state !== CM_STATE.CONNECTING && frame.length >= REPLY.BODY + 8 && frame.readInt32BE(REPLY.XID) === NOTIFICATION_XID;
         // A notification for our tables is decoded once, here, not again by the client's generic decoder.
-        if (!notification || !(this.watcherManager instanceof WatcherTables)) handle.call(this, frame);
-        if (notification) notifyFrom(this, frame, notified);
+        const tables = notification && this.watcherManager instanceof WatcherTables ? this.watcherManager : undefined;
+        if (!tables) handle.call(this, frame);
+        if (notification) notifyFrom(this, frame, tables, notified);
       }
       offset += 4 + size;
       if (refused) saslRequired();
@@ -442,11 +443,11 @@ export function frameReplies(handle: (this: RawConnectionManager, chunk: Buffer)
 }
 
 /**
- * Decodes a notification's body (type, state, path) for our watcher tables (their one-shot
- * watchers, as the client's decoder would have told them) and then for `notified`; a malformed
- * one is dropped.
+ * Decodes a notification's body (type, state, path) for our watcher `tables` (their one-shot
+ * watchers, as the client's decoder would have told them; undefined when that decoder had the
+ * frame) and then for `notified`; a malformed one is dropped.
  */
-function notifyFrom(cm: RawConnectionManager, frame: Buffer, notified: ((type: number, path: string, zxid: bigint) => void) | undefined): void {
+function notifyFrom(cm: RawConnectionManager, frame: Buffer, tables: WatcherTables | undefined, notified: ((type: number, path: string, zxid: bigint) => void) | undefined): void {
   let type: number;
   let path: string;
   try {
@@ -457,7 +458,7 @@ function notifyFrom(cm: RawConnectionManager, frame: Buffer, notified: ((type: n
   } catch {
     return;
   }
-  if (cm.watcherManager instanceof WatcherTables) cm.watcherManager.notified(type, clientPath(cm.chrootPath ?? '', path));
+  tables?.notified(type, clientPath(cm.chrootPath ?? '', path));
   notified?.(type, path, frame.readBigInt64BE(REPLY.ZXID));
 }
 
