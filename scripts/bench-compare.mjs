@@ -32,7 +32,8 @@ import { fileURLToPath } from 'node:url';
 import { mntr } from '../build/src/testing/index.js';
 import { startBenchServer } from '../build/bench/server.js';
 import { curatorHarness, kazooHarness, oursHarness } from './bench-harnesses.mjs';
-import { table } from './bench-table.mjs';
+import { median, table } from './bench-table.mjs';
+import { percentile } from '../build/bench/metrics.js';
 import { parseArgsOrExit } from '../build/bench/args.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,13 +61,6 @@ const OPS_PER_RUN = { raw_seq: 1000, mutex_uncontended: 500, mutex_contended: 80
  */
 const RUNS_PER_ROUND = { leader_failover: 10 };
 
-/** p-th percentile (0..100), as bench/metrics.ts computes it. */
-function percentile(values, p) {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
 /**
  * One line per workload of a harness's lines of one round: several runs of a workload (see
  * RUNS_PER_ROUND) pooled, their latencies together (p50, p99), operations and time summed,
@@ -80,10 +74,7 @@ function pooled(lines) {
     const ok = runs.filter((l) => !l.deadlocked);
     const lat = ok.flatMap((l) => l.latencies_ms ?? []);
     const sum = (k) => runs.reduce((n, l) => n + (l[k] ?? 0), 0);
-    const mid = (k) => {
-      const xs = ok.map((l) => l[k]).filter((v) => v !== undefined).sort((a, b) => a - b);
-      return xs.length ? xs[xs.length >> 1] : undefined;
-    };
+    const mid = (k) => median(ok.map((l) => l[k]).filter((v) => v !== undefined));
     const { latencies_ms: _, ...first } = runs[0];
     const line = { ...first, runs_pooled: runs.length, ops: sum('ops'), seconds: Number(sum('seconds').toFixed(3)) };
     line.ops_per_s = Number((line.ops / line.seconds).toFixed(1));

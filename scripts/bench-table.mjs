@@ -14,7 +14,8 @@ const UNITS = { raw_seq: 'pairs/s', raw_pipelined: 'ops/s', raw_pipelined_traced
 /** Workloads whose figure is a latency (p50 / p99 ms; lower is better) rather than a rate. */
 const LATENCY = new Set(['leader_failover', 'cache_latency', 'shared_count_notify', 'persistent_node_recreate', 'group_join_visible', 'discovery_register_visible']);
 
-function median(xs) {
+/** The median of `xs` (the mean of the middle two for an even count); undefined for none. */
+export function median(xs) {
   if (xs.length === 0) return undefined;
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
