@@ -21,6 +21,7 @@ import { checkSasl, type ResolvedSasl, type SaslOptions } from './sasl.js';
 import type { AuthFailedError } from '../errors.js';
 import type { AclProvider } from './acl.js';
 import { checkBoolean, checkInt, checkOptions, checkSignal, checkTimeout, describe, optionKeys, validatePath } from './validate.js';
+import { ownedController } from '../util/signals.js';
 
 /**
  * Whether a session in `state` can be sent requests now (what `waitConnected` waits for).
@@ -217,7 +218,7 @@ export abstract class SessionLifecycle extends EventEmitter<SessionEvents> {
   /** Largest request the servers accept, bytes (the `maxPacketBytes` option). */
   protected readonly maxPacketBytes: number;
   /** Aborts on close. */
-  protected readonly closeController = new AbortController();
+  protected readonly closeController = ownedController();
   /** Request and watch counters. */
   protected readonly stats: SessionCounters = {
     create: 0,

@@ -16,6 +16,7 @@ import { decodeInstance, encodeInstance, jsonPayload, type PayloadCodec } from '
 import { checkNodeName, serviceInstance, type ServiceInstance, type ServiceInstanceInit } from './instance.js';
 import { SERVICE_CACHE_OPTION_KEYS, ServiceCache, type ServiceCacheOptions } from './service-cache.js';
 import { providerSettings, ServiceProvider, type ServiceProviderOptions } from './service-provider.js';
+import { ownedController } from '../util/signals.js';
 
 /** Options of a {@link ServiceDiscovery}. @group Discovery */
 export interface ServiceDiscoveryOptions<P> {
@@ -110,7 +111,7 @@ export class ServiceDiscovery<P = unknown> extends EventEmitter<ServiceDiscovery
   readonly session: ZkSession;
   readonly #registrations = new Map<string, Registration<P>>();
   readonly #owned = new Set<ServiceCache<P> | ServiceProvider<P>>();
-  readonly #closer = new AbortController();
+  readonly #closer = ownedController();
   /** Nodes of failed registrations being removed. */
   readonly #cleanups = new Set<Promise<void>>();
   readonly #acl: readonly Acl[] | undefined;

@@ -129,7 +129,7 @@ export class PersistentNode extends EventEmitter<PersistentNodeEvents> {
   #started = false;
   readonly #stop = ownedController();
   /** Aborts when the loop ended with its session (closed, or lost and not renewed). */
-  readonly #over = new AbortController();
+  readonly #over = ownedController();
   /** The `acl` option (undefined: the session's provider). */
   readonly #acl: readonly Acl[] | undefined;
   #loop: Promise<void> | undefined;
