@@ -5,7 +5,10 @@ import { since, type Result } from './metrics.js';
 
 /**
  * 5 participants on one path; 20 times the leader steps down (closes its latch and rejoins at
- * the back); measured: from the step-down until the next leader is told (`elected`).
+ * the back); measured: from the step-down until the next leader is told (`elected`). A round
+ * starts once the last round's rejoined participant has entered the election (its node
+ * created), as in the anchors: otherwise the rejoin's requests fall into the next failover's
+ * measured time in a client that sends them at once, and after it in one that hops threads first.
  */
 export async function leaderFailover(ctx: BenchContext): Promise<Result> {
   const sessions = await ctx.sessionsN(5);
@@ -14,6 +17,7 @@ export async function leaderFailover(ctx: BenchContext): Promise<Result> {
   let violations = 0;
   const seen = new Set<number>();
   let onElected: (() => void) | undefined;
+  let entered: Promise<void> = Promise.resolve();
   const join = (s: ZkSession, i: number): LeaderLatch => {
     const latch = new LeaderLatch(s, path, { participantId: `p${i}` });
     latch.on('elected', () => {
@@ -22,7 +26,7 @@ export async function leaderFailover(ctx: BenchContext): Promise<Result> {
       onElected?.();
     });
     latch.on('revoked', () => leaders--);
-    latch.start();
+    entered = latch.start();
     return latch;
   };
   const latches = sessions.map(join);
@@ -32,6 +36,7 @@ export async function leaderFailover(ctx: BenchContext): Promise<Result> {
   const before = await ctx.counters();
   const start = performance.now();
   for (let r = 0; r < rounds; r++) {
+    await entered;
     const i = latches.findIndex((l) => l.hasLeadership);
     const next = new Promise<void>((resolve) => (onElected = resolve));
     const t = performance.now();

@@ -7,8 +7,8 @@
 // - mutex, raw: a cycle is an uncontended acquire and release, or a create and delete (blocks
 //   of 200, 3 000 warm-up cycles). Prints each build's median wall and user CPU per cycle.
 // - failover: five sessions in a LeaderLatch election; a cycle is the leader's close() until the
-//   next one's `elected`; the old one rejoins right before the next close(), in the same run of
-//   code, as in bench's leader_failover loop (blocks of 20,
+//   next one's `elected`; the old one rejoins then, and the next close() waits until it has
+//   entered, as in bench's leader_failover loop (blocks of 20,
 //   100 warm-up failovers: a failover path is seldom warm). Prints each build's median
 //   failover time (the median of each block's median) and user CPU per failover.
 // Then in how many paired blocks B used less CPU, and took less time, than A. On a VM whose
@@ -51,26 +51,26 @@ async function side(i, dir) {
   }
   if (values.workload === 'raw') return { ...base, cycle: async () => session.delete(await session.create(`${root}/n-`, { mode: 'EPHEMERAL_SEQUENTIAL' })) };
   let onElected;
+  let entered = Promise.resolve();
   const join = (k) => {
     const latch = new LeaderLatch(sessions[k], `${root}/election`, { participantId: `p${k}` });
     latch.on('elected', () => onElected?.());
-    latch.start().catch(() => undefined);
+    entered = latch.start().catch(() => undefined);
     return latch;
   };
   const latches = sessions.map((_, k) => join(k));
   await Promise.race(latches.map((l) => l.awaitLeadership()));
-  // The old leader rejoins in the same run of code as the next step-down, as in bench's loop
-  // (its create goes out behind the deletion, while the deletion's flush waits for its start).
-  let rejoin = -1;
+  // As in bench's loop: the old leader rejoins once the next one is told, and the next step-down
+  // waits until it has entered (its node created).
   const cycle = async () => {
-    if (rejoin >= 0) latches[rejoin] = join(rejoin);
+    await entered;
     const k = latches.findIndex((l) => l.hasLeadership);
     const next = new Promise((r) => (onElected = r));
     const t = performance.now();
     await latches[k].close();
     await next;
     const ms = performance.now() - t;
-    rejoin = k;
+    latches[k] = join(k);
     return ms;
   };
   return { ...base, cycle, close: () => Promise.all(latches.map((l) => l.close())) };
