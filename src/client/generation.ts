@@ -187,6 +187,9 @@ export class Generation {
   /** Serial number of the current connection (one-shot reads ride an addWatch sent on it). */
   private connectionSerial = 0;
   private socket: Socket | undefined;
+  /** The session id buffer last decoded, and its value (see sessionId). */
+  private idBuffer: Buffer | undefined;
+  private decodedId = 0n;
   private socketSince = performance.now();
   private handshakeSentAt = 0;
   private heartbeatInFlight = false;
@@ -396,7 +399,14 @@ export class Generation {
 
   /** The server-assigned session id (0n before the first connect). */
   get sessionId(): bigint {
-    return this.raw.getSessionId().readBigUInt64BE(0);
+    // Read on every grant: decoded once per id. A handshake (the client's, or SASL's) puts a new
+    // buffer in place, never writes into the old one, so the buffer names the id.
+    const buf = this.raw.connectionManager.sessionId;
+    if (buf !== this.idBuffer) {
+      this.idBuffer = buf;
+      this.decodedId = buf.readBigUInt64BE(0);
+    }
+    return this.decodedId;
   }
 
   /** Whether the underlying connection is up. */
