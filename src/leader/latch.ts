@@ -185,6 +185,11 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
   private closing: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
   private leadership: AbortController | undefined;
+  /**
+   * The next term's leadership controller, made while the campaign waits: making one costs more
+   * than anything else between the notification that elects us and `elected`.
+   */
+  private nextLeadership: AbortController | undefined;
   /** Ends the current term's wait in `lead()` (called once its leadership signal aborted). */
   private termOver: (() => void) | undefined;
   /** The current term's step-down on close: told, then its node's deletion sent (see `close()`). */
@@ -379,6 +384,7 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
       try {
         await this.session.waitConnected({ signal: stop });
         this.reaper.cancel(this.path);
+        this.nextLeadership ??= new AbortController();
         held = await this.campaign(stop);
         // Closed while the grant was on its way: never lead (the finally removes the node).
         if (!held || stop.aborted) continue;
@@ -460,7 +466,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
 
   /** Holds leadership until it ends for any reason. */
   private async lead(held: HeldNodes): Promise<void> {
-    const leadership = new AbortController();
+    const leadership = this.nextLeadership ?? new AbortController();
+    this.nextLeadership = undefined;
     this.leadership = leadership;
     this.termToken = held.czxid;
     const end = (why: string, kind: LockLossReason, cause?: unknown): void => {
