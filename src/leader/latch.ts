@@ -385,6 +385,8 @@ export class LeaderLatch extends EventEmitter<LeaderLatchEvents> {
         await this.session.waitConnected({ signal: stop });
         this.reaper.cancel(this.path);
         this.nextLeadership ??= new AbortController();
+        // Node makes a controller's signal on its first use: make it now, not at the election.
+        void this.nextLeadership.signal;
         held = await this.campaign(stop);
         // Closed while the grant was on its way: never lead (the finally removes the node).
         if (!held || stop.aborted) continue;
