@@ -1,10 +1,13 @@
-// node scripts/wire-trace.mjs <impl> [workload] [--warmup=N]   (default 3 unmeasured runs first; after npm run build:test; Curator needs javac and its jars)
+// node scripts/wire-trace.mjs <impl> [workload] [--warmup=N] [--dump=N] [--no-fsync]   (default 3 unmeasured runs first; after npm run build:test; Curator needs javac and its jars)
 // impl: zk-recipes | zk-recipes-apart | curator. Starts a local ZooKeeper (as bench:compare does),
 // puts a pass-through proxy that timestamps every frame in front of it, runs one harness's
 // workload (default mutex_contended) through the proxy, unmeasured runs first, then one measured, and
 // prints where the time of a lock handoff goes: the server's time per request type, and the
 // client's time from each frame it received to the request it sent next (its reaction). Both
 // implementations are seen by the same proxy on the same server, so their client times compare.
+// --dump=N prints N frames from the middle of the measured run, one a line (time, connection,
+// direction, xid, type, the path's last segment; a notification's type before it), to read a
+// handoff frame by frame. --no-fsync runs the server with forceSync=no (a diagnostic).
 import { spawn } from 'node:child_process';
 import { createServer, connect } from 'node:net';
 import { startBenchServer } from '../build/bench/server.js';
@@ -13,6 +16,8 @@ import { curatorHarness, oursHarness } from './bench-harnesses.mjs';
 const [impl = 'zk-recipes', workload = 'mutex_contended'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // Unmeasured runs first, in the same process (as bench:compare's --warmup).
 const warmup = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? 3);
+const dump = Number(process.argv.find((a) => a.startsWith('--dump='))?.slice(7) ?? 0);
+const forceSync = process.argv.includes('--no-fsync') ? 'no' : 'yes';
 const OPS = { 1: 'create', 2: 'delete', 3: 'exists', 4: 'getData', 5: 'setData', 8: 'getChildren', 9: 'sync', 11: 'ping', 12: 'getChildren2', 14: 'multi', 15: 'create2', 17: 'checkWatches', 18: 'removeWatches', 19: 'createContainer', 101: 'setWatches', 102: 'sasl', 105: 'setWatches2', 106: 'addWatch', 100: 'auth', '-11': 'closeSession' };
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
@@ -20,6 +25,20 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 const frames = [];
 let recording = false;
 let nextConn = 0;
+
+/** The last segment of a request's path (most requests begin with it; not a multi's or a ping's). */
+function requestPath(f, op) {
+  if (f.length < 12 || op === 14 || op === 11) return undefined;
+  const len = f.readInt32BE(8);
+  return len > 0 && 12 + len <= f.length ? f.toString('utf8', 12, 12 + len).split('/').pop() : undefined;
+}
+
+/** A notification's event type and the last segment of its path. */
+function notificationPath(f) {
+  if (f.length < 28) return undefined;
+  const len = f.readInt32BE(24);
+  return len >= 0 && 28 + len <= f.length ? `${f.readInt32BE(16)}:${f.toString('utf8', 28, 28 + len).split('/').pop()}` : undefined;
+}
 
 function splitter(onFrame) {
   let buf = Buffer.alloc(0);
@@ -60,7 +79,7 @@ async function proxy(targetPort) {
       else if (recording) {
         const xid = f.readInt32BE(0);
         const op = f.readInt32BE(4);
-        const fr = { conn, dir: 'c', t: now(), xid, op, len: f.length };
+        const fr = { conn, dir: 'c', t: now(), xid, op, len: f.length, path: dump ? requestPath(f, op) : undefined };
         pending.set(xid, fr);
         frames.push(fr);
       }
@@ -78,7 +97,7 @@ async function proxy(targetPort) {
       const err = f.readInt32BE(12);
       const req = pending.get(xid);
       if (req) pending.delete(xid);
-      frames.push({ conn, dir: 's', t: now(), xid, err, op: xid === -1 ? 'notify' : req?.op, req });
+      frames.push({ conn, dir: 's', t: now(), xid, err, op: xid === -1 ? 'notify' : req?.op, req, path: dump && xid === -1 ? notificationPath(f) : undefined });
     });
     const end = () => { client.destroy(); upstream.destroy(); };
     client.on('error', end); upstream.on('error', end); client.on('close', end); upstream.on('close', end);
@@ -94,7 +113,7 @@ function harness(connectString) {
   return [h.cmd, [...h.args, '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', String(warmup)]];
 }
 
-const server = await startBenchServer();
+const server = await startBenchServer(forceSync);
 const port = Number(server.connectString.split(':')[1]);
 const p = await proxy(port);
 const [cmd, args] = harness(`127.0.0.1:${p.address().port}`);
@@ -166,4 +185,11 @@ if (chain.commit.length) {
   console.log(`  delete sent → notification out (server)        ${med(chain.commit).toFixed(3)} (${p90(chain.commit).toFixed(3)})`);
   console.log(`  notification → next request (waiter's client) ${med(chain.react).toFixed(3)} (${p90(chain.react).toFixed(3)})`);
   console.log(`  that request → its reply (server)              ${med(chain.read).toFixed(3)} (${p90(chain.read).toFixed(3)})`);
+}
+
+if (dump) {
+  const t0 = run[0]?.t ?? 0;
+  const mid = Math.floor(run.length / 2);
+  console.log(`frames ${mid}-${mid + dump} of ${run.length} (ms from the run's first; c = client→server, s = server→client):`);
+  for (const f of run.slice(mid, mid + dump)) console.log(`${(f.t - t0).toFixed(3).padStart(9)} c${f.conn} ${f.dir} xid=${f.xid} ${f.dir === 'c' ? name(f.op) : f.op === 'notify' ? 'NOTIFY' : `reply ${name(f.op)} err=${f.err}`} ${f.path ?? ''}`);
 }
