@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node scripts/ab-builds.mjs BUILD_A BUILD_B [--connect HOST:PORT] [--workload mutex|raw|failover] [--blocks N] [--size N] [--warm N]
+// node scripts/ab-builds.mjs BUILD_A BUILD_B [--connect HOST:PORT] [--workload mutex|raw|failover] [--blocks N] [--size N] [--warm N] [--apart]
 // Two builds of the library (each a `build/` directory made by `npm run build:test`, e.g. of a
 // git worktree at another commit) loaded in ONE process, each with its own sessions on one
 // server, measured in alternating blocks of `--size` cycles, `--blocks` times each (default 40),
@@ -11,6 +11,8 @@
 //   entered, as in bench's leader_failover loop (blocks of 20,
 //   100 warm-up failovers: a failover path is seldom warm). Prints each build's median
 //   failover time (the median of each block's median) and user CPU per failover.
+// --apart: every session as if in a process of its own, as bench's --apart (each spells the
+// connect string its own way: no handoff is known in memory, every failover lists).
 // Then in how many paired blocks B used less CPU, and took less time, than A. On a VM whose
 // speed drifts from minute to minute this sees a change of a few µs per cycle, which separate
 // runs cannot. Without --connect it starts the bench's server (bench/server.ts).
@@ -19,10 +21,10 @@ import { parseArgsOrExit } from '../build/bench/args.js';
 import { startBenchServer } from '../build/bench/server.js';
 
 const WORKLOADS = { mutex: { size: 200, warm: 3000 }, raw: { size: 200, warm: 3000 }, failover: { size: 20, warm: 100 } };
-const USAGE = 'usage: node scripts/ab-builds.mjs BUILD_A BUILD_B [--connect HOST:PORT] [--workload mutex|raw|failover] [--blocks N>=2] [--size N>=1] [--warm N>=0]';
+const USAGE = 'usage: node scripts/ab-builds.mjs BUILD_A BUILD_B [--connect HOST:PORT] [--workload mutex|raw|failover] [--blocks N>=2] [--size N>=1] [--warm N>=0] [--apart]';
 const { values, positionals } = parseArgsOrExit(
   'ab-builds',
-  { allowPositionals: true, options: { connect: { type: 'string' }, workload: { type: 'string', default: 'mutex' }, blocks: { type: 'string', default: '40' }, size: { type: 'string' }, warm: { type: 'string' } } },
+  { allowPositionals: true, options: { connect: { type: 'string' }, workload: { type: 'string', default: 'mutex' }, blocks: { type: 'string', default: '40' }, size: { type: 'string' }, warm: { type: 'string' }, apart: { type: 'boolean', default: false } } },
   USAGE,
 );
 const defaults = WORKLOADS[values.workload];
@@ -41,7 +43,9 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 async function side(i, dir) {
   const { ZkSession, Mutex, LeaderLatch } = await import(resolve(dir, 'src', 'index.js'));
   const root = `/ab-builds-${process.pid}-${i}`;
-  const sessions = await Promise.all(Array.from({ length: values.workload === 'failover' ? 5 : 1 }, () => ZkSession.connect(connect, { sessionTimeoutMs: 20_000 })));
+  // Apart: a session's connect string repeated k times names the same servers, but not the same key.
+  const spell = (k) => (values.apart ? Array.from({ length: k + 1 }, () => connect).join(',') : connect);
+  const sessions = await Promise.all(Array.from({ length: values.workload === 'failover' ? 5 : 1 }, (_, k) => ZkSession.connect(spell(k), { sessionTimeoutMs: 20_000 })));
   const [session] = sessions;
   await session.mkdirp(root);
   const base = { label: `${i === 0 ? 'A' : 'B'} ${dir}`, sessions, root, wall: [], cpu: [], close: async () => undefined };
