@@ -118,7 +118,10 @@ for (const mode of ['persistent', 'one-shot'] as const) {
       const reader = await pool.connect(cluster.connectString, { sessionTimeoutMs: 10_000 });
       const root = uniquePath(`ens-kill-${mode}`);
       await reader.mkdirp(root);
-      const s = await pool.connect(cluster.connectString, { sessionTimeoutMs: 6000 });
+      // The member the session lands on may be the leader: the session must outlive an election
+      // (it is lost on its own clock at 0.95 of its timeout after the leader last answered it),
+      // which takes seconds on a loaded two-core machine. The other kill tests kill a follower.
+      const s = await pool.connect(cluster.connectString, { sessionTimeoutMs: 10_000 });
       const victim = await memberOf(s);
       const other = cluster.members.find((m) => m.id !== victim);
       assert.ok(other);
