@@ -5,7 +5,8 @@ import { since, type Result } from './metrics.js';
 
 /**
  * 5 participants on one path; 20 times the leader steps down (closes its latch and rejoins at
- * the back); measured: from the step-down until the next leader is told (`elected`). A round
+ * the back); measured: from the step-down until the next leader is told (`elected`), whether or
+ * not the old leader's close() has its answer yet (as the anchors measure). A round
  * starts once the last round's rejoined participant has entered the election (its node
  * created), as in the anchors: otherwise the rejoin's requests fall into the next failover's
  * measured time in a client that sends them at once, and after it in one that hops threads first.
@@ -40,9 +41,12 @@ export async function leaderFailover(ctx: BenchContext): Promise<Result> {
     const i = latches.findIndex((l) => l.hasLeadership);
     const next = new Promise<void>((resolve) => (onElected = resolve));
     const t = performance.now();
-    await latches[i]!.close();
+    // Until the next leader is told, as the anchors measure: not until our close() has its
+    // answer too (Curator's close and kazoo's release return without waiting for theirs).
+    const closing = latches[i]!.close();
     await next;
     times.push(since(t));
+    await closing;
     latches[i] = join(sessions[i]!, i);
   }
   const seconds = since(start) / 1000;

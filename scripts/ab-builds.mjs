@@ -71,9 +71,10 @@ async function side(i, dir) {
     const k = latches.findIndex((l) => l.hasLeadership);
     const next = new Promise((r) => (onElected = r));
     const t = performance.now();
-    await latches[k].close();
+    const closing = latches[k].close();
     await next;
     const ms = performance.now() - t;
+    await closing;
     latches[k] = join(k);
     return ms;
   };
