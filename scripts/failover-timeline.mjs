@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node scripts/failover-timeline.mjs [--connect HOST:PORT] [--warm N] [--failovers N] [--only ours,apart,curator]   (after npm run build:test)
+// node scripts/failover-timeline.mjs [--connect HOST:PORT] [--warm N] [--failovers N] [--only ours,apart,curator] [--placed]   (after npm run build:test)
 // Where a leader failover's time goes, step by step, in zk-recipes (one process, and --apart:
 // every session as if in a process of its own) and in Curator (bench/anchors/CuratorFailoverTimeline.java),
 // on one server: bench's leader_failover loop (five participants, settled rounds), `--warm`
@@ -14,14 +14,16 @@
 // - relisted: its reply, ours read, Curator's callback;
 // - elected: `elected` emitted, Curator's isLeader().
 // Marks in ours hook the session's socket (internals, for this diagnostic only). Without
-// --connect it starts the bench's server (bench/server.ts).
+// --connect it starts the bench's server (bench/server.ts). --placed: each round also waits
+// until the rejoined participant is placed (its watch-setting reads answered), not only entered
+// (its node created) as bench does: what the rejoin's last steps cost the next failover.
 import { spawnSync } from 'node:child_process';
 import { parseArgsOrExit } from '../build/bench/args.js';
 import { startBenchServer } from '../build/bench/server.js';
 import { curatorHarness } from './bench-harnesses.mjs';
 
-const USAGE = 'usage: node scripts/failover-timeline.mjs [--connect HOST:PORT] [--warm N] [--failovers N] [--only ours,apart,curator]';
-const { values } = parseArgsOrExit('failover-timeline', { options: { connect: { type: 'string' }, warm: { type: 'string', default: '300' }, failovers: { type: 'string', default: '600' }, only: { type: 'string', default: 'ours,apart,curator' } } }, USAGE);
+const USAGE = 'usage: node scripts/failover-timeline.mjs [--connect HOST:PORT] [--warm N] [--failovers N] [--only ours,apart,curator] [--placed]';
+const { values } = parseArgsOrExit('failover-timeline', { options: { connect: { type: 'string' }, warm: { type: 'string', default: '300' }, failovers: { type: 'string', default: '600' }, only: { type: 'string', default: 'ours,apart,curator' }, placed: { type: 'boolean', default: false } } }, USAGE);
 const warm = Number(values.warm);
 const failovers = Number(values.failovers);
 const only = values.only.split(',');
@@ -41,11 +43,12 @@ async function ours(connectString, apart) {
   const mark = (step) => {
     if (m && m.marks[step] === undefined) m.marks[step] = Math.round((performance.now() - m.t0) * 10000) / 10;
   };
+  const replies = sessions.map(() => 0); // replies read per session (for --placed)
   sessions.forEach((s, i) => {
-    const socket = () => s.gen.raw.connectionManager.socket;
-    const sock = socket();
+    const sock = s.gen.raw.connectionManager.socket;
     const emit = sock.emit;
     sock.emit = function (event, ...a) {
+      if (event === 'data' && a[0].length >= 8 && a[0].readInt32BE(4) !== -1) replies[i]++;
       if (event === 'data' && m && a[0].length >= 8) {
         const xid = a[0].readInt32BE(4);
         if (xid === -1 && i !== m.leader && m.winner === undefined) {
@@ -78,8 +81,17 @@ async function ours(connectString, apart) {
   const latches = sessions.map((_, i) => join(i));
   await Promise.race(latches.map((l) => l.awaitLeadership()));
   const rows = [];
+  let rejoined;
   for (let r = 0; r < warm + failovers; r++) {
     await entered;
+    // Placed: the rejoin's watch-setting reads (sent after the listing that came with its create) answered.
+    if (values.placed && rejoined) {
+      const deadline = performance.now() + 30_000;
+      while (replies[rejoined.i] < rejoined.replies + 2 || sessions[rejoined.i].gen.raw.connectionManager.pendingQueue.length > 0) {
+        if (performance.now() > deadline) throw new Error('a rejoined participant was not placed within 30 s');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
     const i = latches.findIndex((l) => l.hasLeadership);
     const next = new Promise((resolve) => (onElected = resolve));
     if (r >= warm) m = { t0: performance.now(), leader: i, winner: undefined, marks: {} };
@@ -87,6 +99,7 @@ async function ours(connectString, apart) {
     await next;
     if (m) rows.push(m.marks);
     m = undefined;
+    rejoined = { i, replies: replies[i] };
     latches[i] = join(i);
   }
   await entered.catch(() => undefined);
@@ -98,7 +111,7 @@ async function ours(connectString, apart) {
 function curator(connectString) {
   const h = curatorHarness();
   if (!h) return undefined;
-  const args = [...h.args.slice(0, -1), 'anchors.CuratorFailoverTimeline', connectString, String(warm), String(failovers)];
+  const args = [...h.args.slice(0, -1), 'anchors.CuratorFailoverTimeline', connectString, String(warm), String(failovers), values.placed ? 'placed' : 'entered'];
   const r = spawnSync(h.cmd, args, { encoding: 'utf8', timeout: 600_000 });
   if (r.status !== 0) {
     console.error(`curator: failed (exit ${r.status ?? r.signal}): ${r.stderr}`);

@@ -72,9 +72,15 @@ public final class CuratorFailoverTimeline {
       super.getChildren(path, timed(watcher), timed(cb), ctx);
     }
 
+    /** Watch-setting reads answered: a rejoined participant is placed once its watch on its predecessor is set. */
+    final java.util.concurrent.atomic.AtomicInteger watchesSet = new java.util.concurrent.atomic.AtomicInteger();
+
     @Override
     public void getData(String path, Watcher watcher, AsyncCallback.DataCallback cb, Object ctx) {
-      super.getData(path, timed(watcher), cb, ctx);
+      super.getData(path, timed(watcher), (rc, p, c, data, stat) -> {
+        cb.processResult(rc, p, c, data, stat);
+        watchesSet.incrementAndGet();
+      }, ctx);
     }
 
     @Override
@@ -88,6 +94,9 @@ public final class CuratorFailoverTimeline {
     String cs = args[0];
     int warm = Integer.parseInt(args[1]);
     int measured = Integer.parseInt(args[2]);
+    // "placed": each round also waits until the rejoined participant's watch is set (its last step), not only its node created.
+    boolean placed = args.length > 3 && args[3].equals("placed");
+    List<Timed> zks = new ArrayList<>();
     List<CuratorFramework> clients = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       final int idx = i;
@@ -96,6 +105,7 @@ public final class CuratorFailoverTimeline {
       c.start();
       if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("not connected within 30 s");
       clients.add(c);
+      zks.add((Timed) c.getZookeeperClient().getZooKeeper());
     }
     String path = "/failover-timeline/" + Long.toHexString(System.nanoTime()) + "/election";
     LinkedBlockingQueue<Integer> elected = new LinkedBlockingQueue<>();
@@ -104,8 +114,16 @@ public final class CuratorFailoverTimeline {
     if (elected.poll(30, TimeUnit.SECONDS) == null) throw new IllegalStateException("no first leader within 30 s");
     List<long[]> rows = new ArrayList<>();
     int rejoined = -1;
+    int watchesBefore = 0;
     for (int r = 0; r < warm + measured; r++) {
       if (rejoined >= 0) CuratorOthers.awaitEntered(latches[rejoined]);
+      if (rejoined >= 0 && placed) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (zks.get(rejoined).watchesSet.get() == watchesBefore) {
+          if (System.nanoTime() > deadline) throw new IllegalStateException("a rejoined participant set no watch within 30 s");
+          LockSupport.parkNanos(20_000);
+        }
+      }
       int i = -1;
       for (int j = 0; j < 5; j++) if (latches[j].hasLeadership()) i = j;
       if (i < 0) throw new IllegalStateException("no latch has leadership in round " + r);
@@ -118,6 +136,7 @@ public final class CuratorFailoverTimeline {
       if (elected.poll(30, TimeUnit.SECONDS) == null) throw new IllegalStateException("no next leader within 30 s");
       marks = null;
       if (r >= warm) rows.add(m);
+      watchesBefore = zks.get(i).watchesSet.get();
       latches[i] = join(clients.get(i), path, i, elected);
       rejoined = i;
     }
