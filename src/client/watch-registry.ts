@@ -186,6 +186,8 @@ export class WatchRegistry {
 
   /** A notification (after the client gave it to its one-shot watchers). */
   notified(type: number, path: string, zxid: bigint): void {
+    // No persistent or recursive watch: nothing here takes it (and no ancestor walk per notification).
+    if (this.regs.size === 0) return;
     const name = EVENT_TYPES[type];
     if (name === undefined) return;
     const event: WatchEvent = { type: name, path };
