@@ -72,6 +72,7 @@ async function side(i, dir) {
     const next = new Promise((r) => (onElected = r));
     const t = performance.now();
     const closing = latches[k].close();
+    closing.catch(() => undefined); // handled while we wait; a failure still throws below
     await next;
     const ms = performance.now() - t;
     await closing;
