@@ -5,6 +5,15 @@ import { ZkSession } from '../src/index.js';
 import { ChaosProxy, mntr } from '../src/testing/index.js';
 import { result, serverCounters, type Result, type ServerCounters } from './metrics.js';
 
+/**
+ * The `k`-th session's spelling of `connectString` as if in a process of its own (`--apart`):
+ * the same servers, named `k + 1` times, so no two sessions share a key for what a process
+ * knows of its lock nodes.
+ */
+export function apartSpelling(connectString: string, k: number): string {
+  return Array.from({ length: k + 1 }, () => connectString).join(',');
+}
+
 /** Shared state of one workload run. */
 export class BenchContext {
   private readonly sessions: ZkSession[] = [];
@@ -38,7 +47,7 @@ export class BenchContext {
 
   /** Opens one session (closed at cleanup). */
   async session(connectString = this.connectString): Promise<ZkSession> {
-    const spelled = this.apart ? Array.from({ length: 1 + this.spellings++ }, () => connectString).join(',') : connectString;
+    const spelled = this.apart ? apartSpelling(connectString, this.spellings++) : connectString;
     const s = await ZkSession.connect(spelled, { sessionTimeoutMs: 10_000 });
     this.sessions.push(s);
     return s;

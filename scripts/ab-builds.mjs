@@ -18,6 +18,7 @@
 // runs cannot. Without --connect it starts the bench's server (bench/server.ts).
 import { resolve } from 'node:path';
 import { parseArgsOrExit } from '../build/bench/args.js';
+import { apartSpelling } from '../build/bench/context.js';
 import { startBenchServer } from '../build/bench/server.js';
 
 const WORKLOADS = { mutex: { size: 200, warm: 3000 }, raw: { size: 200, warm: 3000 }, failover: { size: 20, warm: 100 } };
@@ -43,8 +44,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 async function side(i, dir) {
   const { ZkSession, Mutex, LeaderLatch } = await import(resolve(dir, 'src', 'index.js'));
   const root = `/ab-builds-${process.pid}-${i}`;
-  // Apart: a session's connect string repeated k times names the same servers, but not the same key.
-  const spell = (k) => (values.apart ? Array.from({ length: k + 1 }, () => connect).join(',') : connect);
+  const spell = (k) => (values.apart ? apartSpelling(connect, k) : connect);
   const sessions = await Promise.all(Array.from({ length: values.workload === 'failover' ? 5 : 1 }, (_, k) => ZkSession.connect(spell(k), { sessionTimeoutMs: 20_000 })));
   const [session] = sessions;
   await session.mkdirp(root);

@@ -19,6 +19,8 @@
 // (its node created) as bench does: what the rejoin's last steps cost the next failover.
 import { spawnSync } from 'node:child_process';
 import { parseArgsOrExit } from '../build/bench/args.js';
+import { apartSpelling } from '../build/bench/context.js';
+import { percentile } from '../build/bench/metrics.js';
 import { startBenchServer } from '../build/bench/server.js';
 import { curatorHarness } from './bench-harnesses.mjs';
 
@@ -36,8 +38,7 @@ const STEPS = ['deletion', 'notified', 'relist', 'relisted', 'elected'];
 /** Ours: bench's loop with a mark at each step, µs from close(), one array per step. */
 async function ours(connectString, apart) {
   const { ZkSession, LeaderLatch } = await import('../build/src/index.js');
-  // --apart as bench's: each session spells the connect string its own way.
-  const sessions = await Promise.all(Array.from({ length: 5 }, (_, k) => ZkSession.connect(apart ? Array(k + 1).fill(connectString).join(',') : connectString, { sessionTimeoutMs: 10000 })));
+  const sessions = await Promise.all(Array.from({ length: 5 }, (_, k) => ZkSession.connect(apart ? apartSpelling(connectString, k) : connectString, { sessionTimeoutMs: 10000 })));
   const path = `/failover-timeline/${process.hrtime.bigint().toString(16)}/election`;
   let m; // the failover being measured: { t0, leader, winner, marks }
   const mark = (step) => {
@@ -130,12 +131,13 @@ for (const name of only) {
 }
 await server?.close();
 
+// A step most failovers lack (ours in one process lists nothing) prints as –.
 const quantile = (xs, p) => {
-  const s = xs.filter((x) => x !== null).sort((a, b) => a - b);
-  return s.length < xs.length / 2 ? '–' : String(Math.round(s[Math.floor(s.length * p)]));
+  const seen = xs.filter((x) => x !== null);
+  return seen.length < xs.length / 2 ? '–' : String(Math.round(percentile(seen, p)));
 };
 console.log(`µs from close(), p50 (p90), ${failovers} failovers after ${warm}`);
 console.log(`| step | ${results.map(([n]) => n).join(' | ')} |`);
 console.log(`| --- | ${results.map(() => '---').join(' | ')} |`);
-for (const step of STEPS) console.log(`| ${step} | ${results.map(([, r]) => `${quantile(r[step], 0.5)} (${quantile(r[step], 0.9)})`).join(' | ')} |`);
+for (const step of STEPS) console.log(`| ${step} | ${results.map(([, r]) => `${quantile(r[step], 50)} (${quantile(r[step], 90)})`).join(' | ')} |`);
 process.exit(0);
