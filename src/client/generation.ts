@@ -18,6 +18,7 @@ import { saslGate, type ResolvedSasl } from './sasl.js';
 import { errorFromCode } from './error-map.js';
 import type { AuthFailedError } from '../errors.js';
 import type { AuthInfo, WatchEvent, WatchEventType } from './types.js';
+import { WatchEntries } from './watch-entries.js';
 
 /** Something waiting on this generation that must be settled when it ends. */
 interface Pending {
@@ -179,7 +180,7 @@ export class Generation {
   private readonly pending = new Set<Pending>();
   /** Requests waiting for a connection, in call order (they are sent only when connected). */
   private readonly waiting: { send(): void; timer: NodeJS.Timeout }[] = [];
-  private readonly watches = new Map<string, WatchEntry>();
+  private readonly watches = new WatchEntries();
   /** Persistent watches (addWatch) of this session. */
   readonly persistent: WatchRegistry;
   /** The servers have no typed removal of persistent watches (before 3.9): remove them with `any`. */
@@ -458,13 +459,12 @@ export class Generation {
 
   /** The nzc watcher function to pass with a read that sets a watch of `kind` on `path`. */
   watcherFor(kind: RawWatchKind, path: string): (event: RawEvent) => void {
-    const entry = this.watches.get(`${kind}:${path}`) ?? this.newEntry(kind, path);
+    const entry = this.watches.get(kind, path) ?? this.newEntry(kind, path);
     entry.inflight += 1;
     return entry.fn;
   }
 
   private newEntry(kind: RawWatchKind, path: string): WatchEntry {
-    const key = `${kind}:${path}`;
     const e: WatchEntry = {
       kind,
       path,
@@ -476,13 +476,13 @@ export class Generation {
       fn: (raw: RawEvent) => {
         if (e.fired) return;
         e.fired = true;
-        if (this.watches.get(key) === e) this.watches.delete(key);
+        this.watches.delete(e);
         this.hooks.watchFired();
         const event: WatchEvent = { type: EVENT_TYPES[raw.type] ?? 'NODE_DATA_CHANGED', path: raw.path };
         for (const l of listenersOf(e.listeners)) l.resolve(event);
       },
     };
-    this.watches.set(key, e);
+    this.watches.set(e);
     return e;
   }
 
@@ -494,7 +494,7 @@ export class Generation {
    * Returns the entry the listener is filed under (for {@link detach}).
    */
   attach(kind: RawWatchKind, path: string, tables: readonly WatcherTableName[], sentFn: (event: RawEvent) => void, listener: WatchListener): WatchEntry {
-    let entry = this.watches.get(`${kind}:${path}`);
+    let entry = this.watches.get(kind, path);
     if (entry && entry.fn === sentFn) entry.inflight -= 1;
     else {
       for (const t of tables) forgetWatcher(this.raw, t, path, sentFn);
@@ -508,7 +508,7 @@ export class Generation {
 
   /** A read sent with `sentFn` failed: it set no watch. */
   unsent(kind: RawWatchKind, path: string, sentFn: (event: RawEvent) => void): void {
-    const entry = this.watches.get(`${kind}:${path}`);
+    const entry = this.watches.get(kind, path);
     if (!entry || entry.fn !== sentFn) return;
     entry.inflight -= 1;
     if (entry.listeners === undefined && entry.inflight === 0) this.retire(entry, entry.armed);
@@ -526,7 +526,7 @@ export class Generation {
 
   /** Removes a watch nobody waits for: locally, and on the server if one was set. */
   private retire(entry: WatchEntry, serverSide: boolean): void {
-    if (this.watches.get(`${entry.kind}:${entry.path}`) === entry) this.watches.delete(`${entry.kind}:${entry.path}`);
+    this.watches.delete(entry);
     entry.fired = true;
     if (entry.kind === 'child') forgetWatcher(this.raw, 'child', entry.path, entry.fn);
     else for (const t of ['data', 'exists'] as const) forgetWatcher(this.raw, t, entry.path, entry.fn);
@@ -577,8 +577,7 @@ export class Generation {
     for (const u of this.waiting.splice(0)) clearTimeout(u.timer);
     for (const p of [...this.pending]) p.reject(reason);
     this.pending.clear();
-    for (const entry of this.watches.values()) for (const l of listenersOf(entry.listeners)) l.reject(reason);
-    this.watches.clear();
+    for (const entry of this.watches.takeAll()) for (const l of listenersOf(entry.listeners)) l.reject(reason);
     this.persistent.endAll(reason);
     this.raw.removeAllListeners();
     // Nothing of an ended generation may reach the server: a closeSession is sent by

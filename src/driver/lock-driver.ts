@@ -275,17 +275,15 @@ export class LockDriver {
     // Waiters of this process follow our nodes here, without a server watch.
     const keys = paths.map((p) => this.key(p)); // one string each, kept by both registries
     for (const key of keys) localNodes.add(key, entered.ownerSignal);
-    const ownNodes = new OwnNodes(paths, (path) => this.watchOwn(path));
+    const ownNodes = new OwnNodes(paths, this.ownWatcher);
     // Sent right behind the create's reply, so it costs no extra round trip on the way in; a
     // try-once acquisition sets it only if it holds. Without `watchOwnNode` our nodes are watched
     // only when a grant may skip the listing (see waitForTurn).
     if (req.watchOwnNode && req.timeoutMs !== 0) ownNodes.watchFirst();
-    // Delete first: the deletion fires our own watch, so no watch removal is needed.
-    const letGo = (why: unknown = GAVE_UP): Promise<void> => this.abandonNodes(Promise.resolve({ paths, owner: entered.ownerSignal }), () => ownNodes.stop(why));
     try {
       const turn = await this.waits.waitForTurn(entered, count, req, giveUp, ownNodes);
       if (turn === 'no') {
-        await letGo();
+        await this.letGo(paths, entered.ownerSignal, ownNodes, GAVE_UP);
         return null;
       }
       // Told by this process, not by the server: hand out a lock only with a live session,
@@ -313,14 +311,25 @@ export class LockDriver {
         markRelease: turn.release === 'mark',
       };
     } catch (err) {
-      await letGo(err);
+      await this.letGo(paths, entered.ownerSignal, ownNodes, err);
       throw err;
     }
+  }
+
+  /**
+   * Deletes our nodes, then drops their watches (the deletion fires them, so no watch removal
+   * is needed). A method, not a closure of `attempt`: that frame waits long, once per waiter.
+   */
+  private letGo(paths: readonly string[], owner: AbortSignal, ownNodes: OwnNodes, why: unknown): Promise<void> {
+    return this.abandonNodes(Promise.resolve({ paths, owner }), () => ownNodes.stop(why));
   }
 
   private pathsOf(entered: Entered): string[] {
     return entered.names.map((n) => joinPath(this.dir, n));
   }
+
+  /** {@link watchOwn} of this driver, made once: every acquisition's `OwnNodes` is given it. */
+  private readonly ownWatcher = (path: string): Promise<OwnWatch> => this.watchOwn(path);
 
   /** Watches our node at `path`; it is gone (deleted by someone): start over. */
   private async watchOwn(path: string): Promise<OwnWatch> {

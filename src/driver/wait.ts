@@ -21,8 +21,11 @@ import { positionIn, sortChildrenShared, type QueueNode } from './names.js';
 import type { OwnNodes } from './own-nodes.js';
 import { Restart, WatchEvents } from './watch-events.js';
 
-/** A node waited on, and its place in the listing it was chosen from. */
-interface Watched extends QueueNode {
+/**
+ * A node waited on, and its place in the listing it was chosen from. Not its uuid: nothing
+ * here reads it, and every waiter would keep a copy.
+ */
+interface Watched extends Omit<QueueNode, 'uuid'> {
   readonly pos: number;
 }
 
@@ -118,7 +121,7 @@ export class TurnWait {
     // Ended when this wait ends: a watch whose read was still on its way then removes itself.
     const scope: Scope = { ended: false };
     const events = new WatchEvents();
-    for (const w of own.started) events.followOwn(w);
+    events.followOwnAll(own.started);
     // Once we wait: our node goes with its session, so the wait ends then, as a server watch's
     // end would (a node of this process followed in memory does not end with our session).
     let granted = false;
@@ -139,15 +142,15 @@ export class TurnWait {
         // A grant without a listing rests on our own nodes' watches (grant.ts): set them,
         // pipelined with the watches below, once this listing allows such a grant. Any event of
         // them restarts the wait.
-        if (!own.allWatched && this.mayHoldUnlisted(waiting, view)) for (const w of own.watchAll()) events.followOwn(w);
+        if (!own.allWatched && this.mayHoldUnlisted(waiting, view)) events.followOwnAll(own.watchAll());
         const names = waiting.nodes.map((n) => n.name);
-        for (const name of watches.keys()) if (!names.includes(name)) dropWatch(watches, name);
+        dropAllBut(watches, names);
         // An array, not a Set, in this long-kept frame: it holds a node or two.
         const gone: string[] = [];
         for (;;) {
           const missing = await raceAbort(this.watchAll(without(names, gone), watches, scope, entered.ownerSignal), giveUp);
           events.follow(watches);
-          for (const name of missing) if (!gone.includes(name)) gone.push(name);
+          addNew(gone, missing);
           if (missing.length === 0) {
             const event = await events.next(names, giveUp);
             watches.delete(event.name);
@@ -168,13 +171,7 @@ export class TurnWait {
         waiting = await this.relist(ours, count, giveUp, view);
       }
     } finally {
-      events.close();
-      scope.ended = true;
-      // Granted: the rest of a semaphore's window are nodes held by others, deleted when they
-      // release; their watches then fire unheard, which costs the server less than a removal
-      // request each now. Given up: nothing of ours may linger, so they are removed.
-      // Nodes of this process followed here are dropped either way (only memory).
-      for (const [name, w] of [...watches]) if (!granted || w.local) dropWatch(watches, name);
+      endWait(events, scope, watches, granted);
     }
   }
 
@@ -193,7 +190,7 @@ export class TurnWait {
     const facts = { gone: gone.size, holdsAfter, knownHeads: known.size, inserted, ownWatched: own.allWatched };
     const watchOwnNow = async (): Promise<void> => {
       const started = own.watchAll();
-      for (const w of started) events.followOwn(w);
+      events.followOwnAll(started);
       await raceAbort(Promise.all(started), giveUp);
     };
     const askMark = this.markMayName(nodes, view) ? () => this.handedOver(nodes, giveUp, view, known) : undefined;
@@ -228,7 +225,7 @@ export class TurnWait {
   }
 
   /** Whether a handoff mark may name the node we waited on: one node, in a long directory. */
-  private markMayName(nodes: readonly QueueNode[], view: View): boolean {
+  private markMayName(nodes: readonly Watched[], view: View): boolean {
     return this.spec.handoff === true && nodes.length === 1 && this.long(view);
   }
 
@@ -237,7 +234,7 @@ export class TurnWait {
    * data. Asked only in a long directory, where such a release leaves the mark (see afterWait).
    * A holder had nothing ahead of it: on a yes, `known` gets the node (a head gone).
    */
-  private async handedOver(nodes: readonly QueueNode[], giveUp: AbortSignal | undefined, view: View, known: Set<string>): Promise<boolean> {
+  private async handedOver(nodes: readonly Watched[], giveUp: AbortSignal | undefined, view: View, known: Set<string>): Promise<boolean> {
     const node = nodes[0];
     if (node === undefined || !this.markMayName(nodes, view)) return false;
     try {
@@ -286,7 +283,7 @@ export class TurnWait {
     const nodes = decision.waitOn.map((name) => {
       const pos = positionIn(queue, name);
       const n = queue[pos] as QueueNode;
-      return { name: copy(n.name), kind: n.kind, seq: n.seq, uuid: n.uuid === undefined ? undefined : copy(n.uuid), pos };
+      return { name: copy(n.name), kind: n.kind, seq: n.seq, pos };
     });
     return { nodes, holdsAfter: decision.holdsAfter, ahead: index };
   }
@@ -344,6 +341,28 @@ function headAfter(waiting: Waiting, gone: ReadonlySet<string>, known: ReadonlyS
 function dropWatch(watches: SmallMap<string, WatchRecord>, name: string): void {
   watches.get(name)?.stop(WAIT_ENDED);
   watches.delete(name);
+}
+
+/** Drops the watches of `watches` on nodes not in `names`. */
+function dropAllBut(watches: SmallMap<string, WatchRecord>, names: readonly string[]): void {
+  for (const name of watches.keys()) if (!names.includes(name)) dropWatch(watches, name);
+}
+
+/** Adds to `into` the names of `names` it does not hold yet. */
+function addNew(into: string[], names: readonly string[]): void {
+  for (const name of names) if (!into.includes(name)) into.push(name);
+}
+
+/**
+ * Ends a wait: its events and scope, and its watches. Granted: the rest of a semaphore's window
+ * are nodes held by others, deleted when they release; their watches then fire unheard, which
+ * costs the server less than a removal request each now. Given up: nothing of ours may linger,
+ * so they are removed. Nodes of this process followed here are dropped either way (only memory).
+ */
+function endWait(events: WatchEvents, scope: Scope, watches: SmallMap<string, WatchRecord>, granted: boolean): void {
+  events.close();
+  scope.ended = true;
+  for (const [name, w] of [...watches]) if (!granted || w.local) dropWatch(watches, name);
 }
 
 /** `names` but those in `gone`. */

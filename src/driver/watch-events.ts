@@ -74,6 +74,11 @@ export class WatchEvents implements AbortFollower {
       );
   }
 
+  /** {@link followOwn} of each of `ownWatches`. */
+  followOwnAll(ownWatches: readonly Promise<{ changed: Promise<WatchEvent> }>[]): void {
+    for (const w of ownWatches) this.followOwn(w);
+  }
+
   /** Ends the wait with `error` (at the next event asked for). */
   fail(error: unknown): void {
     this.push({ error });
