@@ -304,16 +304,23 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     // Not AbortSignal.any: Node 20 keeps each composite in both sources until they are gone.
     // Without a caller's signal, the close signal itself (the driver subscribes through onAbort).
     const link = userSignal ? linkSignals([userSignal, this.closeController.signal]) : undefined;
-    const attempt = this.enter({
-      timeoutMs,
-      signal: link ? link.signal : this.closeController.signal,
-      count,
-      data: this.data,
-      watchOwnNode: this.watchOwnNode,
-      onListing: this.onFirstListing,
-      inPlaceOf,
-      onPlace: placeReporter(this.session, this.traceAs, this.path, ctx, onProgress, link ? link.signal : this.closeController.signal),
-    });
+    let attempt: Promise<HeldNodes | null>;
+    try {
+      attempt = this.enter({
+        timeoutMs,
+        signal: link ? link.signal : this.closeController.signal,
+        count,
+        data: this.data,
+        watchOwnNode: this.watchOwnNode,
+        onListing: this.onFirstListing,
+        inPlaceOf,
+        onPlace: placeReporter(this.session, this.traceAs, this.path, ctx, onProgress, link ? link.signal : this.closeController.signal),
+      });
+    } catch (err) {
+      // As an async function would: a rejection, never a throw out of acquire().
+      link?.dispose();
+      return Promise.reject(err);
+    }
     this.pending.add(attempt);
     return attempt.then(
       (held) => {
