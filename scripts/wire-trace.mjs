@@ -1,5 +1,5 @@
 // node scripts/wire-trace.mjs <impl> [workload] [--warmup=N] [--dump=N] [--no-fsync]   (default 3 unmeasured runs first; after npm run build:test; Curator needs javac and its jars)
-// impl: zk-recipes | zk-recipes-apart | curator. Starts a local ZooKeeper (as bench:compare does),
+// impl: zk-recipes | zk-recipes-apart | curator | kazoo. Starts a local ZooKeeper (as bench:compare does),
 // puts a pass-through proxy that timestamps every frame in front of it, runs one harness's
 // workload (default mutex_contended) through the proxy, unmeasured runs first, then one measured, and
 // prints where the time of a lock handoff goes: the server's time per request type, and the
@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, connect } from 'node:net';
 import { startBenchServer } from '../build/bench/server.js';
-import { curatorHarness, oursHarness } from './bench-harnesses.mjs';
+import { curatorHarness, kazooHarness, oursHarness } from './bench-harnesses.mjs';
 
 const [impl = 'zk-recipes', workload = 'mutex_contended'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // Unmeasured runs first, in the same process (as bench:compare's --warmup).
@@ -108,7 +108,7 @@ async function proxy(targetPort) {
 
 /** The chosen harness, told to run `workload` once after `warmup` unmeasured runs, against `connectString`. */
 function harness(connectString) {
-  const h = impl === 'curator' ? curatorHarness() : oursHarness(impl === 'zk-recipes-apart');
+  const h = impl === 'curator' ? curatorHarness() : impl === 'kazoo' ? kazooHarness() : oursHarness(impl === 'zk-recipes-apart');
   if (!h) process.exit(1);
   return [h.cmd, [...h.args, '--connect', connectString, '--only', workload, '--runs', '1', '--warmup', String(warmup)]];
 }
