@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench:compare -- [--rounds R] [--warmup N] [--no-apart] [--no-fsync] [--interleave workload|harness] [--only w1,w2] [--out FILE]
+// npm run bench:compare -- [--rounds R] [--warmup N] [--no-apart] [--no-fsync] [--pin] [--interleave workload|harness] [--only w1,w2] [--out FILE]
 // zk-recipes' bench beside its anchors (bench/anchors/: Apache Curator 5.4 and kazoo 2.8) on ONE
 // local standalone ZooKeeper (default fsync, 1 GB heap, as bench/index.ts starts its own), in R
 // interleaved rounds (default 3) of Curator, zk-recipes, zk-recipes `--apart` (every session as
@@ -23,9 +23,15 @@
 // `--no-fsync` (a diagnostic, not the workloads' server) runs the server with forceSync=no: the
 // disk's time, which varies from minute to minute on a shared VM, leaves every chain of writes,
 // and what is left is the clients' and the server's CPU.
+// `--pin` (Linux, 2 cores or more) puts every thread of the server on core 0 and every harness on
+// core 1 (taskset), as production gives ZooKeeper machines of its own: on two shared cores a
+// woken thread of either side can wait milliseconds behind the other's (BENCHMARKS.md, "A
+// failover's client steps in finer marks"), so the tails compare the kernel's placement of
+// threads more than the clients.
 // Needs `npm run build:test` first (the npm script runs it).
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +43,7 @@ import { percentile } from '../build/bench/metrics.js';
 import { parseArgsOrExit } from '../build/bench/args.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgsOrExit('bench:compare', { options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string' }, 'no-apart': { type: 'boolean', default: false }, 'no-fsync': { type: 'boolean', default: false }, interleave: { type: 'string', default: 'workload' }, only: { type: 'string' }, out: { type: 'string' } } }, 'usage: npm run bench:compare -- [--rounds R] [--warmup N] [--no-apart] [--no-fsync] [--interleave workload|harness] [--only w1,w2] [--out FILE]');
+const { values } = parseArgsOrExit('bench:compare', { options: { rounds: { type: 'string', default: '3' }, warmup: { type: 'string' }, 'no-apart': { type: 'boolean', default: false }, 'no-fsync': { type: 'boolean', default: false }, pin: { type: 'boolean', default: false }, interleave: { type: 'string', default: 'workload' }, only: { type: 'string' }, out: { type: 'string' } } }, 'usage: npm run bench:compare -- [--rounds R] [--warmup N] [--no-apart] [--no-fsync] [--pin] [--interleave workload|harness] [--only w1,w2] [--out FILE]');
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) {
   console.error('bench:compare: --rounds must be a positive integer');
@@ -118,7 +124,7 @@ function runHarness(impl, round, connect, only) {
   return new Promise((resolve) => {
     const runs = workloads ? RUNS_PER_ROUND[only] : undefined;
     const args = [...impl.args, '--connect', connect, '--warmup', String(warmupRuns(workloads ? only : undefined)), ...(runs ? ['--runs', String(runs)] : []), ...(only ? ['--only', only] : [])];
-    const child = spawn(impl.cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = values.pin ? spawn('taskset', ['-c', '1', impl.cmd, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(impl.cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = [];
     createInterface({ input: child.stdout }).on('line', (text) => {
       try {
@@ -159,6 +165,15 @@ if (ensure.status !== 0) process.exit(1);
 const forceSync = values['no-fsync'] ? 'no' : 'yes';
 console.error(`starting a local ZooKeeper (standalone, forceSync=${forceSync}, default JIT and collector, 1 GB heap)...`);
 const server = await startBenchServer(forceSync);
+if (values.pin) {
+  // -a: every thread the JVM has now; those it starts later inherit the mask.
+  const pinned = availableParallelism() >= 2 && server.pid !== undefined ? spawnSync('taskset', ['-a', '-p', '-c', '0', String(server.pid)], { encoding: 'utf8' }) : undefined;
+  if (pinned?.status !== 0) {
+    console.error(`bench:compare: --pin needs taskset and two cores (${pinned ? pinned.stderr.trim() || pinned.error?.message : `${availableParallelism()} core(s)`})`);
+    await server.close();
+    process.exit(2);
+  }
+}
 process.once('SIGINT', () => void server.close().finally(() => process.exit(130)));
 const results = [];
 let zkVersion = '?';
@@ -193,6 +208,6 @@ await server.close();
 // zk-recipes' two modes first in the table, whatever the order of the rounds.
 const named = impls.map((i) => i.name);
 console.log(table(results, [...named.filter((n) => n.startsWith('zk-recipes')), ...named.filter((n) => !n.startsWith('zk-recipes'))]));
-console.log(`\n${rounds} round(s) in rotating order${workloads ? ', each workload run by every harness in turn' : ''}, ${warmupNote()} per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=${forceSync}, the JVM's default JIT and collector, 1 GB heap), ` +
+console.log(`\n${rounds} round(s) in rotating order${workloads ? ', each workload run by every harness in turn' : ''}, ${warmupNote()} per harness before each measured one, medians (min–max of the rounds), ${new Date().toISOString().slice(0, 10)}: ZooKeeper ${zkVersion} standalone on loopback (forceSync=${forceSync}, the JVM's default JIT and collector, 1 GB heap${values.pin ? '; its threads on core 0, every harness on core 1' : ''}), ` +
   `${impls.map((i) => i.label).join(', ')}, Node ${process.version}. Lines: ${out}`);
 process.exitCode = failures > 0 ? 1 : 0;
