@@ -14,7 +14,7 @@ import type { Acl, ConnectionState, Stat } from '../client/types.js';
 import { optionalAcl } from '../client/acl.js';
 import { checkBoolean, checkFunction, checkOptionalFunction, checkOptions, checkSignal, checkTimeout, describe, MAX_TIMER_MS, optionKeys, validatePath } from '../client/validate.js';
 import { ClosedError, InvalidArgumentError, LockLostError, LockTimeoutError, NoNodeError, NotHeldError, type LayoutMismatchError } from '../errors.js';
-import { linkSignals, ownedController } from '../util/signals.js';
+import { linkSignals, ownedController, type LinkedSignal } from '../util/signals.js';
 import { acquireTracing, points, type AcquireContext, type AcquireMode, type AcquireProgress, type AcquireRecipe } from '../observability/channels.js';
 import { placeReporter } from './progress.js';
 import { traceAcquire } from '../observability/trace.js';
@@ -324,17 +324,21 @@ export abstract class LockRecipe extends EventEmitter<LockEvents> {
     this.pending.add(attempt);
     return attempt.then(
       (held) => {
-        link?.dispose();
-        this.pending.delete(attempt);
+        this.attemptEnded(attempt, link);
         return this.handOut(held, tryOnce, timeoutMs, ctx, startedAt);
       },
       (err: unknown) => {
-        link?.dispose();
-        this.pending.delete(attempt);
+        this.attemptEnded(attempt, link);
         if (this.closeController.signal.aborted && !userSignal?.aborted) throw new ClosedError(`${this.what} ${this.path} was closed while acquiring`, { cause: err });
         throw err;
       },
     );
+  }
+
+  /** An attempt settled: it is no longer pending, and its linked signal goes. */
+  private attemptEnded(attempt: Promise<HeldNodes | null>, link: LinkedSignal | undefined): void {
+    link?.dispose();
+    this.pending.delete(attempt);
   }
 
   /**
