@@ -124,7 +124,8 @@ function runHarness(impl, round, connect, only) {
   return new Promise((resolve) => {
     const runs = workloads ? RUNS_PER_ROUND[only] : undefined;
     const args = [...impl.args, '--connect', connect, '--warmup', String(warmupRuns(workloads ? only : undefined)), ...(runs ? ['--runs', String(runs)] : []), ...(only ? ['--only', only] : [])];
-    const child = values.pin ? spawn('taskset', ['-c', '1', impl.cmd, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(impl.cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [cmd, argv] = values.pin ? ['taskset', ['-c', '1', impl.cmd, ...args]] : [impl.cmd, args];
+    const child = spawn(cmd, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = [];
     createInterface({ input: child.stdout }).on('line', (text) => {
       try {
