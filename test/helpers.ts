@@ -19,6 +19,14 @@ export async function childrenOf(session: ZkSession, path: string): Promise<stri
   }
 }
 
+/**
+ * The session timeout of a session that must outlive the ensemble's leader being killed. An
+ * idle session's loss clock trails by up to T/2 (a heartbeat every T/6, docs/sessions.md), so
+ * it is LOST 0.4 T to 0.7 T after the kill: 20 s leaves at least 8 s for the election and the
+ * reconnect, which take seconds on a loaded two-core machine.
+ */
+export const OUTLIVES_ELECTION_MS = 20_000;
+
 /** A fresh, unique base path for one test. */
 export function uniquePath(name: string): string {
   return `/test/${name.replace(/[^a-zA-Z0-9_-]/g, '_')}-${randomBytes(4).toString('hex')}`;

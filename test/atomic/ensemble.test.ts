@@ -6,13 +6,13 @@ import { test } from 'node:test';
 import { AtomicNumber, OutcomeUnknownError, ZkRecipesError } from '../../src/index.js';
 import { decodeLong } from '../../src/atomic/codec.js';
 import { waitFor } from '../../src/testing/index.js';
-import { ClusterFixture, uniquePath } from '../helpers.js';
+import { ClusterFixture, OUTLIVES_ELECTION_MS, uniquePath } from '../helpers.js';
 
 const fx = new ClusterFixture();
 
 test('killing members during contended increments: acked <= final <= acked + unknown, every session reads it', async (t) => {
   const path = uniquePath('ensemble-atomic');
-  const sessions = await Promise.all(Array.from({ length: 6 }, () => fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: 10_000 })));
+  const sessions = await Promise.all(Array.from({ length: 6 }, () => fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: OUTLIVES_ELECTION_MS })));
   const numbers = sessions.map((s) => new AtomicNumber(s, path, { retry: { maxRetries: 100, baseDelayMs: 1, maxDelayMs: 50 } }));
   let acked = 0;
   let unknown = 0;

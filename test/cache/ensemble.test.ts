@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { ZkSession } from '../../src/index.js';
 import { ChaosProxy, TestingCluster, waitFor } from '../../src/testing/index.js';
-import { SessionPool, uniquePath } from '../helpers.js';
+import { OUTLIVES_ELECTION_MS, SessionPool, uniquePath } from '../helpers.js';
 import { assertNoWrites, churn, EventLog, expectInSync, makeCache, treePlan, type AnyCache, type CacheKind } from './support.js';
 
 const TICK = 200;
@@ -60,11 +60,11 @@ async function healed(): Promise<void> {
 }
 
 /** Adds the session's state and counters to a failed wait's message (what it was doing meanwhile). */
-async function withSession(session: ZkSession, wait: Promise<void>): Promise<void> {
+async function withSession(session: ZkSession, wait: Promise<void>, story?: () => Promise<string>): Promise<void> {
   try {
     await wait;
   } catch (err) {
-    if (err instanceof Error) err.message += ` [session 0x${session.sessionId.toString(16)} ${session.state}, counters ${JSON.stringify(session.counters)}]`;
+    if (err instanceof Error) err.message += ` [session 0x${session.sessionId.toString(16)} ${session.state}, counters ${JSON.stringify(session.counters)}${story ? await story() : ''}]`;
     throw err;
   }
 }
@@ -115,26 +115,32 @@ for (const mode of ['persistent', 'one-shot'] as const) {
   describe(`caches on an ensemble (${mode} watches)`, () => {
     test('the member the caches session is on is killed while another member takes writes: the session moves, and once the member is back each cache is SYNCED and equal to a fresh read', async (t) => {
       await cluster.waitForQuorum();
-      const reader = await pool.connect(cluster.connectString, { sessionTimeoutMs: 10_000 });
+      // Every session of this test must outlive an election (the victim may be the leader).
+      const reader = await pool.connect(cluster.connectString, { sessionTimeoutMs: OUTLIVES_ELECTION_MS });
       const root = uniquePath(`ens-kill-${mode}`);
       await reader.mkdirp(root);
-      // The member the session lands on may be the leader: the session must outlive an election
-      // (it is lost on its own clock at 0.95 of its timeout after the leader last answered it),
-      // which takes seconds on a loaded two-core machine. The other kill tests kill a follower.
-      const s = await pool.connect(cluster.connectString, { sessionTimeoutMs: 10_000 });
+      // The member the session lands on may be the leader. The other kill tests kill a follower.
+      const s = await pool.connect(cluster.connectString, { sessionTimeoutMs: OUTLIVES_ELECTION_MS });
+      const states: string[] = [];
+      let killedAt = 0;
+      s.on('state', (state) => states.push(`${state}@${killedAt ? Math.round(performance.now() - killedAt) : 'before'}`));
       const victim = await memberOf(s);
       const other = cluster.members.find((m) => m.id !== victim);
       assert.ok(other);
-      const writer = await pool.connect(other.connectString, { sessionTimeoutMs: 10_000 });
+      const writer = await pool.connect(other.connectString, { sessionTimeoutMs: OUTLIVES_ELECTION_MS });
       const watched = await caches(s, root, mode);
       const stop = new AbortController();
       const progress = { applied: 0 };
       const writes = writing(writer, root, stop.signal, SEED, progress);
       await waitFor(() => watched.every(({ log }) => log.count('changed') + log.count('removed') > 0), { timeoutMs: 10_000, message: 'changes seen before the kill' });
       const wasLeader = (await cluster.leaderId()) === victim;
+      killedAt = performance.now();
       await cluster.kill(victim);
       const atKill = progress.applied;
-      for (const { log } of watched) await withSession(s, log.waitCount('resynced', 1, 30_000));
+      // When the ensemble answers again after the kill (an election if the victim led).
+      const quorum = cluster.waitForQuorum({ timeoutMs: 30_000 }).then(() => Math.round(performance.now() - killedAt));
+      const story = async () => `; victim ${victim}${wasLeader ? ' (the leader)' : ''}, quorum ${await quorum.catch(() => 'none')} ms after the kill, session states (ms after the kill) ${states.join(' ')}`;
+      for (const { log } of watched) await withSession(s, log.waitCount('resynced', 1, 30_000), story);
       assert.notEqual(await memberOf(s), victim, 'the session moved');
       // Writes go on through another member, seen after the re-read, then stop.
       await waitFor(() => progress.applied >= atKill + 300, { timeoutMs: 30_000, message: `300 writes after the kill (${progress.applied - atKill})` });
@@ -143,7 +149,7 @@ for (const mode of ['persistent', 'one-shot'] as const) {
       stop.abort();
       assert.ok((await writes) > 0);
       await healed();
-      t.diagnostic(`${await settle(s, reader, watched, `member ${victim}${wasLeader ? ' (the leader)' : ''} killed`)}; ${await writes} writes, ${progress.applied - atKill} after the kill`);
+      t.diagnostic(`${await settle(s, reader, watched, `member ${victim}${wasLeader ? ' (the leader)' : ''} killed`)}; ${await writes} writes, ${progress.applied - atKill} after the kill${await story()}`);
       await reader.deleteRecursive(root);
     });
 

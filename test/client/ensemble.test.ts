@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { waitFor } from '../../src/testing/index.js';
-import { ClusterFixture, nextState, recordStates, uniquePath } from '../helpers.js';
+import { ClusterFixture, nextState, OUTLIVES_ELECTION_MS, recordStates, uniquePath } from '../helpers.js';
 
 const fx = new ClusterFixture();
 
@@ -39,7 +39,7 @@ test('killing the connected member: SUSPENDED, then RECONNECTED on another membe
 });
 
 test('killing the ensemble leader: the session survives the election', async () => {
-  const session = await fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: 8000 });
+  const session = await fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: OUTLIVES_ELECTION_MS });
   const id = session.sessionId;
   const leader = await fx.cluster.waitForQuorum({ timeoutMs: 15000 });
   await fx.cluster.kill(leader);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LeaderLatch } from '../../src/index.js';
 import { waitFor } from '../../src/testing/index.js';
-import { ClusterFixture, uniquePath, childrenOf } from '../helpers.js';
+import { childrenOf, ClusterFixture, OUTLIVES_ELECTION_MS, uniquePath } from '../helpers.js';
 
 const fx = new ClusterFixture();
 
@@ -38,7 +38,7 @@ function settled(path: string, latches: readonly LeaderLatch[], ids: readonly st
 
 test('killing the ZooKeeper ensemble leader (twice) and closing the latch leader: never two leaders', async () => {
   const path = uniquePath('ensemble-leader');
-  const sessions = await Promise.all(Array.from({ length: 5 }, () => fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: 15000 })));
+  const sessions = await Promise.all(Array.from({ length: 5 }, () => fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: OUTLIVES_ELECTION_MS })));
   const ids = sessions.map((_, i) => `p${i}`);
   const latches = sessions.map((s, i) => new LeaderLatch(s, path, { participantId: ids[i] }));
   let current = 0;

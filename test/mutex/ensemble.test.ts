@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Mutex } from '../../src/index.js';
 import { waitFor } from '../../src/testing/index.js';
-import { ClusterFixture, uniquePath } from '../helpers.js';
+import { ClusterFixture, OUTLIVES_ELECTION_MS, uniquePath } from '../helpers.js';
 
 const fx = new ClusterFixture();
 
 test('killing the ensemble leader during contention: never two holders, contention resumes', async () => {
   const path = uniquePath('ensemble-mutex');
-  const sessions = await Promise.all(Array.from({ length: 8 }, () => fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: 10000 })));
+  const sessions = await Promise.all(Array.from({ length: 8 }, () => fx.pool.connect(fx.cluster.connectString, { sessionTimeoutMs: OUTLIVES_ELECTION_MS })));
   let holders = 0;
   let maxHolders = 0;
   let grants = 0;
