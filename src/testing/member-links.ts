@@ -63,6 +63,13 @@ export function rewriteElectionHead(head: Buffer, address: string): Buffer | und
   return Buffer.concat([head.subarray(0, 16), size, advertised, head.subarray(20 + length)]);
 }
 
+/**
+ * How long a follower's connection to a member not listening on its quorum port is held and
+ * retried (see ChaosProxyOptions.retryRefusedMs): a new leader listens within moments of being
+ * elected, and a follower that connected before would have retried a refused connection.
+ */
+const PEER_RETRY_REFUSED_MS = 5000;
+
 /** Number of proxies {@link MemberLinks.start} needs for `size` members. */
 export function linkProxyCount(size: number): number {
   return 2 * size * (size - 1);
@@ -98,7 +105,8 @@ export class MemberLinks {
           if (from.id === to.id) continue;
           const k = key(from.id, to.id);
           const election = await begin({ targetPort: to.electionPort, rewriteHead: (head) => rewriteElectionHead(head, back.get(k) ?? '') });
-          const peer = await begin({ targetPort: to.peerPort });
+          // A new leader's followers may connect before it listens: retried, as a refusal is.
+          const peer = await begin({ targetPort: to.peerPort, retryRefusedMs: PEER_RETRY_REFUSED_MS });
           links.#links.set(k, { from: from.id, to: to.id, peer, election });
         }
       }

@@ -19,6 +19,15 @@ export interface ChaosProxyOptions {
   port?: number;
   /** Rewrites what each client sends first (the member links' election handshake). @internal */
   rewriteHead?: HeadRewriter;
+  /**
+   * For this many ms after a client connects, a target that refuses the connection is tried
+   * again instead of the client's connection being closed (default 0: closed at once). Why: a
+   * client cannot be told "refused" once the proxy accepted it, and a ZooKeeper follower treats
+   * a connection closed after it was accepted as a failed leader (it starts a new election),
+   * where a refused one is retried: a new leader's followers would otherwise connect before it
+   * listens and wait out initLimit for the next election. @internal
+   */
+  retryRefusedMs?: number;
 }
 
 /**
@@ -42,7 +51,10 @@ export interface LoseReplyOptions {
 }
 
 /** The keys of {@link ChaosProxyOptions}. @internal */
-export const CHAOS_PROXY_OPTION_KEYS = optionKeys<ChaosProxyOptions>({ targetHost: true, targetPort: true, port: true, rewriteHead: true });
+export const CHAOS_PROXY_OPTION_KEYS = optionKeys<ChaosProxyOptions>({ targetHost: true, targetPort: true, port: true, rewriteHead: true, retryRefusedMs: true });
+
+/** How soon a refused target is tried again (see {@link ChaosProxyOptions.retryRefusedMs}). */
+const REFUSED_RETRY_MS = 25;
 /** The keys of {@link LoseReplyMatch}. @internal */
 export const LOSE_REPLY_MATCH_KEYS = optionKeys<LoseReplyMatch>({ op: true, path: true });
 /** The keys of {@link LoseReplyOptions}. @internal */
@@ -167,11 +179,16 @@ class Link {
   // A reply's xid is all a loss needs: skip bodies (a listing can be megabytes).
   readonly replies = new FrameReader(8);
   #done = false;
+  /** Until when a refused target is tried again (monotonic ms; undefined: never). */
+  readonly #retryUntil: number | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly client: Socket,
     private readonly onDone: (link: Link) => void,
+    retryRefusedMs: number,
   ) {
+    this.#retryUntil = retryRefusedMs > 0 ? performance.now() + retryRefusedMs : undefined;
     client.on('error', () => this.destroy());
     client.on('close', () => this.#closed());
   }
@@ -188,6 +205,35 @@ class Link {
     if (this.upstream || this.#done) return;
     const upstream = connect({ host, port, allowHalfOpen: true, noDelay: true });
     this.upstream = upstream;
+    if (this.#retryUntil !== undefined && this.lanes.length === 0) {
+      // Nothing is read from the client until the target accepts: its bytes wait in its socket.
+      const refused = (err: NodeJS.ErrnoException): void => {
+        upstream.destroy();
+        this.upstream = undefined;
+        if (err.code !== 'ECONNREFUSED' || performance.now() >= (this.#retryUntil ?? 0) || this.client.destroyed) return this.destroy();
+        this.#retryTimer = setTimeout(() => {
+          // Blackholed meanwhile: going back to pass opens it (a partition lets no SYN through).
+          if (proxy.mode !== 'blackhole') this.open(proxy, host, port, counts, taps, rewriteHead);
+        }, REFUSED_RETRY_MS);
+      };
+      upstream.once('error', refused);
+      upstream.once('connect', () => {
+        upstream.off('error', refused);
+        this.#wire(proxy, upstream, counts, taps, rewriteHead);
+      });
+      return;
+    }
+    this.#wire(proxy, upstream, counts, taps, rewriteHead);
+  }
+
+  /** Forwards between the client and `upstream` (connected or connecting). */
+  #wire(
+    proxy: ChaosProxy,
+    upstream: Socket,
+    counts: { toTarget: number; toClient: number },
+    taps: { request(link: Link, chunk: Buffer): undefined; reply(link: Link, chunk: Buffer): number | undefined },
+    rewriteHead: HeadRewriter | undefined,
+  ): void {
     upstream.on('error', () => this.destroy());
     upstream.on('close', () => this.#closed());
     upstream.on('connect', () => this.lanes.forEach((lane) => lane.flush()));
@@ -200,6 +246,7 @@ class Link {
 
   /** Closes both sides at once. */
   destroy(): void {
+    clearTimeout(this.#retryTimer);
     this.lanes.forEach((lane) => lane.stop());
     this.client.destroy();
     this.upstream?.destroy();
@@ -207,8 +254,11 @@ class Link {
   }
 
   #closed(): void {
-    if (this.client.destroyed && (this.upstream === undefined || this.upstream.destroyed)) this.#finish();
-    else if (this.client.destroyed && this.upstream?.connecting) this.destroy();
+    if (!this.client.destroyed) return;
+    // No upstream: never opened (blackholed), or between refused tries.
+    if (this.upstream === undefined) this.destroy();
+    else if (this.upstream.destroyed) this.#finish();
+    else if (this.upstream.connecting) this.destroy();
   }
 
   /** Whether both sides are closed. */
@@ -251,13 +301,15 @@ export class ChaosProxy {
     reply: (link: Link, chunk: Buffer): number | undefined => this.#onReplies(link, chunk),
   };
   readonly #rewriteHead: HeadRewriter | undefined;
+  readonly #retryRefusedMs: number;
   #healTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
   #unknownOps = new Set<number>();
 
-  private constructor(server: Server, port: number, targetHost: string, targetPort: number, rewriteHead: HeadRewriter | undefined) {
+  private constructor(server: Server, port: number, targetHost: string, targetPort: number, rewriteHead: HeadRewriter | undefined, retryRefusedMs: number) {
     this.#server = server;
     this.#rewriteHead = rewriteHead;
+    this.#retryRefusedMs = retryRefusedMs;
     this.port = port;
     this.targetHost = targetHost;
     this.targetPort = targetPort;
@@ -272,6 +324,7 @@ export class ChaosProxy {
     checkPort(options.port, 'port', true);
     if (options.targetHost !== undefined) checkNonEmptyString(options.targetHost, 'targetHost');
     if (options.rewriteHead !== undefined) checkFunction(options.rewriteHead, 'rewriteHead');
+    const retryRefusedMs = checkTimeout(options.retryRefusedMs, 'retryRefusedMs') ?? 0;
     const server = createServer({ noDelay: true, allowHalfOpen: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -281,7 +334,7 @@ export class ChaosProxy {
     server.unref();
     const address = server.address();
     if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
-    return new ChaosProxy(server, address.port, options.targetHost ?? LOOPBACK, options.targetPort, options.rewriteHead);
+    return new ChaosProxy(server, address.port, options.targetHost ?? LOOPBACK, options.targetPort, options.rewriteHead, retryRefusedMs);
   }
 
   /** `127.0.0.1:PORT` of the proxy, for a client. */
@@ -457,7 +510,7 @@ export class ChaosProxy {
       socket.resetAndDestroy();
       return;
     }
-    const link = new Link(socket, (l) => this.#links.delete(l));
+    const link = new Link(socket, (l) => this.#links.delete(l), this.#retryRefusedMs);
     this.#links.add(link);
     if (this.mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps, this.#rewriteHead);
     else socket.pause();

@@ -10,6 +10,7 @@ import {
   WaitTimeoutError,
   withTimeout,
 } from '../../src/testing/index.js';
+import { freePort } from '../../src/testing/ports.js';
 
 /** A client of the echo server that collects everything it receives. */
 class EchoClient {
@@ -186,6 +187,38 @@ describe('ChaosProxy', () => {
     assert.equal(await fourLetterWord('127.0.0.1', zkProxy.port, 'ruok', { timeoutMs: 5000 }), 'imok');
     assert.ok(performance.now() - start >= 200 - 2);
     assert.equal(zkProxy.mode, 'pass');
+  });
+
+  it('retryRefusedMs: a refusing target is tried again and gets what the client sent once it listens; past the window, or without it, the client is closed', async () => {
+    const port = await freePort();
+    await using plain = await ChaosProxy.start({ targetPort: port });
+    await using patient = await ChaosProxy.start({ targetPort: port, retryRefusedMs: 20_000 });
+    const held = await EchoClient.open(patient.port);
+    held.socket.write('sent early');
+    await waitFor(() => patient.connections === 1, { timeoutMs: 2000, message: 'the patient proxy accepted' });
+    // A plain proxy closes its client when the target refuses. Its refusal comes after the
+    // patient proxy's first one (tried on accept, above): so that one was refused too.
+    const refused = await EchoClient.open(plain.port);
+    await waitFor(() => refused.closed, { timeoutMs: 2000, message: 'the plain proxy closes its client' });
+    assert.equal(held.closed, false, 'held while the target refuses');
+    const late = createServer((socket) => {
+      socket.on('error', () => {});
+      socket.pipe(socket);
+    });
+    await new Promise<void>((resolve) => late.listen(port, '127.0.0.1', resolve));
+    try {
+      await waitFor(() => held.received.toString() === 'sent early', { timeoutMs: 5000, message: 'the early bytes echoed once the target listens' });
+      assert.equal(await held.roundTrip(' and later'), 'sent early and later');
+    } finally {
+      held.close();
+      await new Promise((resolve) => late.close(resolve));
+    }
+    // A target that keeps refusing past the window: the client is closed.
+    await using brief = await ChaosProxy.start({ targetPort: await freePort(), retryRefusedMs: 100 });
+    const gaveUp = await EchoClient.open(brief.port);
+    await waitFor(() => gaveUp.closed, { timeoutMs: 5000, message: 'closed once the window is over' });
+    await waitFor(() => brief.connections === 0, { timeoutMs: 2000, message: 'nothing left open' });
+    await assert.rejects(async () => ChaosProxy.start({ targetPort: port, retryRefusedMs: -1 }), /retryRefusedMs/);
   });
 
   it('close() is idempotent and closes connections', async () => {
