@@ -14,7 +14,7 @@
 // (WARM_OPS; 3 to 40 runs, see warmupRuns), since a V8 or JVM JIT warms by operations, not by
 // runs: 3 runs are 60 leader failovers, far from warm, and 1 500 lock cycles, not yet (the
 // curves: BENCHMARKS.md). With `--interleave harness` the default is 3 runs of everything.
-// A leader failover round measures 10 runs (200 failovers) and pools their samples
+// A leader failover round measures 50 runs (1 000 failovers) and pools their samples
 // (RUNS_PER_ROUND): one run's p99 is its slowest of 20.
 // Every JSON line goes to FILE (default
 // bench-results/compare-<time>.jsonl, with its "round"), the harnesses' stderr beside it (.log),
@@ -63,9 +63,10 @@ const OPS_PER_RUN = { raw_seq: 1000, mutex_uncontended: 500, mutex_contended: 80
 /**
  * Measured runs per round of a workload whose run is too short for its figures: a leader
  * failover run is 20 failovers, whose p99 is the slowest of them. The round's figures are of its
- * runs pooled (each harness reports each failover's time as latencies_ms): 200 failovers.
+ * runs pooled (each harness reports each failover's time as latencies_ms): 1 000 failovers, so
+ * that a p99 is the 10th slowest, not the 2nd as of 200 (which moved by 2x from round to round).
  */
-const RUNS_PER_ROUND = { leader_failover: 10 };
+const RUNS_PER_ROUND = { leader_failover: 50 };
 
 /**
  * One line per workload of a harness's lines of one round: several runs of a workload (see
