@@ -215,6 +215,8 @@ class Link {
           // Blackholed meanwhile: going back to pass opens it (a partition lets no SYN through).
           if (proxy.mode !== 'blackhole') this.open(proxy, host, port, counts, taps, rewriteHead);
         }, REFUSED_RETRY_MS);
+        // As the listener: a forgotten proxy must not keep the process alive.
+        this.#retryTimer.unref();
       };
       upstream.once('error', refused);
       upstream.once('connect', () => {

@@ -138,8 +138,11 @@ for (const mode of ['persistent', 'one-shot'] as const) {
       await cluster.kill(victim);
       const atKill = progress.applied;
       // When the ensemble answers again after the kill (an election if the victim led).
-      const quorum = cluster.waitForQuorum({ timeoutMs: 30_000 }).then(() => Math.round(performance.now() - killedAt));
-      const story = async () => `; victim ${victim}${wasLeader ? ' (the leader)' : ''}, quorum ${await quorum.catch(() => 'none')} ms after the kill, session states (ms after the kill) ${states.join(' ')}`;
+      const quorum = cluster.waitForQuorum({ timeoutMs: 30_000 }).then(
+        () => `${Math.round(performance.now() - killedAt)} ms`,
+        () => 'none within 30 s',
+      );
+      const story = async (): Promise<string> => `; victim ${victim}${wasLeader ? ' (the leader)' : ''}, quorum ${await quorum} after the kill, session states (ms after the kill) ${states.join(' ')}`;
       for (const { log } of watched) await withSession(s, log.waitCount('resynced', 1, 30_000), story);
       assert.notEqual(await memberOf(s), victim, 'the session moved');
       // Writes go on through another member, seen after the re-read, then stop.
