@@ -170,6 +170,19 @@ class Lane {
   }
 }
 
+/** What every connection of one proxy forwards to, and how (fixed when the proxy starts). */
+interface LinkTarget {
+  readonly proxy: ChaosProxy;
+  readonly host: string;
+  readonly port: number;
+  /** The proxy's byte counts, added to by every link. */
+  readonly counts: { toTarget: number; toClient: number };
+  readonly taps: { request(link: Link, chunk: Buffer): undefined; reply(link: Link, chunk: Buffer): number | undefined };
+  readonly rewriteHead: HeadRewriter | undefined;
+  /** See {@link ChaosProxyOptions.retryRefusedMs} (0: never). */
+  readonly retryRefusedMs: number;
+}
+
 /** A client connection and its upstream connection. */
 class Link {
   upstream: Socket | undefined;
@@ -185,24 +198,18 @@ class Link {
 
   constructor(
     readonly client: Socket,
+    private readonly target: LinkTarget,
     private readonly onDone: (link: Link) => void,
-    retryRefusedMs: number,
   ) {
-    this.#retryUntil = retryRefusedMs > 0 ? performance.now() + retryRefusedMs : undefined;
+    this.#retryUntil = target.retryRefusedMs > 0 ? performance.now() + target.retryRefusedMs : undefined;
     client.on('error', () => this.destroy());
     client.on('close', () => this.#closed());
   }
 
   /** Connects to the target (deferred while blackholed: a partition lets no SYN through). */
-  open(
-    proxy: ChaosProxy,
-    host: string,
-    port: number,
-    counts: { toTarget: number; toClient: number },
-    taps: { request(link: Link, chunk: Buffer): undefined; reply(link: Link, chunk: Buffer): number | undefined },
-    rewriteHead: HeadRewriter | undefined,
-  ): void {
+  open(): void {
     if (this.upstream || this.#done) return;
+    const { host, port } = this.target;
     const upstream = connect({ host, port, allowHalfOpen: true, noDelay: true });
     this.upstream = upstream;
     if (this.#retryUntil !== undefined && this.lanes.length === 0) {
@@ -213,7 +220,7 @@ class Link {
         if (err.code !== 'ECONNREFUSED' || performance.now() >= (this.#retryUntil ?? 0) || this.client.destroyed) return this.destroy();
         this.#retryTimer = setTimeout(() => {
           // Blackholed meanwhile: going back to pass opens it (a partition lets no SYN through).
-          if (proxy.mode !== 'blackhole') this.open(proxy, host, port, counts, taps, rewriteHead);
+          if (this.target.proxy.mode !== 'blackhole') this.open();
         }, REFUSED_RETRY_MS);
         // As the listener: a forgotten proxy must not keep the process alive.
         this.#retryTimer.unref();
@@ -221,21 +228,16 @@ class Link {
       upstream.once('error', refused);
       upstream.once('connect', () => {
         upstream.off('error', refused);
-        this.#wire(proxy, upstream, counts, taps, rewriteHead);
+        this.#wire(upstream);
       });
       return;
     }
-    this.#wire(proxy, upstream, counts, taps, rewriteHead);
+    this.#wire(upstream);
   }
 
   /** Forwards between the client and `upstream` (connected or connecting). */
-  #wire(
-    proxy: ChaosProxy,
-    upstream: Socket,
-    counts: { toTarget: number; toClient: number },
-    taps: { request(link: Link, chunk: Buffer): undefined; reply(link: Link, chunk: Buffer): number | undefined },
-    rewriteHead: HeadRewriter | undefined,
-  ): void {
+  #wire(upstream: Socket): void {
+    const { proxy, counts, taps, rewriteHead } = this.target;
     upstream.on('error', () => this.destroy());
     upstream.on('close', () => this.#closed());
     upstream.on('connect', () => this.lanes.forEach((lane) => lane.flush()));
@@ -302,19 +304,17 @@ export class ChaosProxy {
     request: (link: Link, chunk: Buffer): undefined => this.#onRequests(link, chunk),
     reply: (link: Link, chunk: Buffer): number | undefined => this.#onReplies(link, chunk),
   };
-  readonly #rewriteHead: HeadRewriter | undefined;
-  readonly #retryRefusedMs: number;
+  readonly #target: LinkTarget;
   #healTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
   #unknownOps = new Set<number>();
 
   private constructor(server: Server, port: number, targetHost: string, targetPort: number, rewriteHead: HeadRewriter | undefined, retryRefusedMs: number) {
     this.#server = server;
-    this.#rewriteHead = rewriteHead;
-    this.#retryRefusedMs = retryRefusedMs;
     this.port = port;
     this.targetHost = targetHost;
     this.targetPort = targetPort;
+    this.#target = { proxy: this, host: targetHost, port: targetPort, counts: this.#bytes, taps: this.#taps, rewriteHead, retryRefusedMs };
     server.on('connection', (socket) => this.#accept(socket));
   }
 
@@ -501,7 +501,7 @@ export class ChaosProxy {
     this.mode = mode;
     this.latencyMs = latencyMs;
     for (const link of this.#links) {
-      if (mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps, this.#rewriteHead);
+      if (mode !== 'blackhole') link.open();
       link.lanes.forEach((lane) => lane.flush());
     }
   }
@@ -512,9 +512,9 @@ export class ChaosProxy {
       socket.resetAndDestroy();
       return;
     }
-    const link = new Link(socket, (l) => this.#links.delete(l), this.#retryRefusedMs);
+    const link = new Link(socket, this.#target, (l) => this.#links.delete(l));
     this.#links.add(link);
-    if (this.mode !== 'blackhole') link.open(this, this.targetHost, this.targetPort, this.#bytes, this.#taps, this.#rewriteHead);
+    if (this.mode !== 'blackhole') link.open();
     else socket.pause();
   }
 }
