@@ -11,9 +11,9 @@
 // runs first, on a colder server, or last), and every harness runs each workload unmeasured in
 // its own process before it measures (the JIT, the interpreter, the server's caches warm
 // first): `--warmup N` times, or by default as many runs as make about 4 000 of its operations
-// (WARM_OPS; 3 to 40 runs, see warmupRuns), since a V8 or JVM JIT warms by operations, not by
-// runs: 3 runs are 60 leader failovers, far from warm, and 1 500 lock cycles, not yet (the
-// curves: BENCHMARKS.md). With `--interleave harness` the default is 3 runs of everything.
+// (WARM_OPS; at least 3 runs, see warmupRuns), since a V8 or JVM JIT warms by operations, not
+// by runs: 3 runs are 60 leader failovers, far from warm, and 1 500 lock cycles, not yet; 40
+// runs (800 failovers) still leave the tail of a failover to the JIT (the curves: BENCHMARKS.md). With `--interleave harness` the default is 3 runs of everything.
 // A leader failover round measures 50 runs (1 000 failovers) and pools their samples
 // (RUNS_PER_ROUND): one run's p99 is its slowest of 20.
 // Every JSON line goes to FILE (default
@@ -106,7 +106,7 @@ function warmupNote() {
 function warmupRuns(workload) {
   if (warmup !== undefined) return warmup;
   const ops = workload && OPS_PER_RUN[workload];
-  return ops ? Math.min(40, Math.max(3, Math.ceil(WARM_OPS / ops))) : 3;
+  return ops ? Math.max(3, Math.ceil(WARM_OPS / ops)) : 3;
 }
 if (values.interleave !== 'workload' && values.interleave !== 'harness') {
   console.error('bench:compare: --interleave must be workload or harness');

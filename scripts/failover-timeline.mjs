@@ -3,8 +3,9 @@
 // Where a leader failover's time goes, step by step, in zk-recipes (one process, and --apart:
 // every session as if in a process of its own) and in Curator (bench/anchors/CuratorFailoverTimeline.java),
 // on one server: bench's leader_failover loop (five participants, settled rounds), `--warm`
-// unmeasured failovers (default 300: a failover path is seldom warm), then `--failovers`
-// measured (default 600). Prints each step's µs from close(), p50 and p90:
+// unmeasured failovers (default 4 000, as bench:compare warms: after 800 the JIT still makes the
+// tail), then `--failovers` measured (default 600). Prints each step's µs from close(), p50 and
+// p90, and for the failovers over 2 ms how many there were, the p99, and each step's p50 gap:
 // - deletion: ours when its frame is written to the socket; Curator's when it is handed to
 //   ZooKeeper's client (its I/O thread writes it then);
 // - notified: the next leader's notification, ours as it is read from the socket, Curator's
@@ -25,7 +26,7 @@ import { startBenchServer } from '../build/bench/server.js';
 import { curatorHarness } from './bench-harnesses.mjs';
 
 const USAGE = 'usage: node scripts/failover-timeline.mjs [--connect HOST:PORT] [--warm N] [--failovers N] [--only ours,apart,curator] [--placed]';
-const { values } = parseArgsOrExit('failover-timeline', { options: { connect: { type: 'string' }, warm: { type: 'string', default: '300' }, failovers: { type: 'string', default: '600' }, only: { type: 'string', default: 'ours,apart,curator' }, placed: { type: 'boolean', default: false } } }, USAGE);
+const { values } = parseArgsOrExit('failover-timeline', { options: { connect: { type: 'string' }, warm: { type: 'string', default: '4000' }, failovers: { type: 'string', default: '600' }, only: { type: 'string', default: 'ours,apart,curator' }, placed: { type: 'boolean', default: false } } }, USAGE);
 const warm = Number(values.warm);
 const failovers = Number(values.failovers);
 const only = values.only.split(',');
@@ -140,4 +141,19 @@ console.log(`µs from close(), p50 (p90), ${failovers} failovers after ${warm}`)
 console.log(`| step | ${results.map(([n]) => n).join(' | ')} |`);
 console.log(`| --- | ${results.map(() => '---').join(' | ')} |`);
 for (const step of STEPS) console.log(`| ${step} | ${results.map(([, r]) => `${quantile(r[step], 50)} (${quantile(r[step], 90)})`).join(' | ')} |`);
+// The slow failovers (elected after 2 ms): each step's gap from the step before, p50 of them.
+console.log(`\nfailovers elected after 2 ms: how many, and the p50 of each step's µs after the step before`);
+console.log(`| step | ${results.map(([n]) => n).join(' | ')} |`);
+console.log(`| --- | ${results.map(() => '---').join(' | ')} |`);
+const slowRows = (r) => r.elected.flatMap((e, k) => (e !== null && e > 2000 ? [k] : []));
+console.log(`| count (of all), elected p99 | ${results.map(([, r]) => `${slowRows(r).length} (${(100 * slowRows(r).length / r.elected.length).toFixed(1)} %), ${quantile(r.elected, 99)}`).join(' | ')} |`);
+for (const [j, step] of STEPS.entries()) {
+  const gap = (r, k) => {
+    const at = r[step][k];
+    if (at === null) return null;
+    const prev = STEPS.slice(0, j).reverse().map((s) => r[s][k]).find((x) => x !== null) ?? 0;
+    return at - prev;
+  };
+  console.log(`| ${step} | ${results.map(([, r]) => quantile(slowRows(r).map((k) => gap(r, k)), 50)).join(' | ')} |`);
+}
 process.exit(0);
