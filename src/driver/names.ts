@@ -22,10 +22,6 @@ export interface QueueNode {
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const PROTECTED = /^_c_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-/;
-// ZooKeeper formats the parent's int32 cversion with %010d: past 2^31 it turns negative, and
-// the sign counts in the width (`-000000001`, `-2147483648`). The sign is only read right after
-// the lock name.
-const SEQUENCE = /^(?:\d{10}|-\d{9,10})$/;
 
 /** A fresh protection prefix, `_c_<uuid>-`. */
 export function protectedPrefix(uuid?: string): string {
@@ -50,17 +46,59 @@ export function parseNode(name: string, kinds: readonly string[]): QueueNode | u
   return parseChecked(name, kinds);
 }
 
-/** {@link parseNode} once its arguments are checked (a listing's names: checked once for all). */
+/**
+ * {@link parseNode} once its arguments are checked (a listing's names: checked once for all).
+ * By character codes, not regular expressions: every listing parses each of its names, on the
+ * way from a notification to a grant.
+ */
 function parseChecked(name: string, kinds: readonly string[]): QueueNode | undefined {
-  const uuid = PROTECTED.exec(name)?.[1];
-  const rest = uuid === undefined ? name : name.slice(uuid.length + 4);
+  const prot = isProtected(name);
+  const start = prot ? PREFIX_LENGTH : 0;
   // A kind must be all that stands between the (optional) protection prefix and the sequence.
   for (const kind of kinds) {
-    if (!rest.startsWith(kind)) continue;
-    const digits = rest.slice(kind.length);
-    if (SEQUENCE.test(digits)) return { name, kind, seq: Number(digits) >>> 0, uuid };
+    if (!name.startsWith(kind, start)) continue;
+    const seq = sequenceAt(name, start + kind.length);
+    if (seq !== undefined) return { name, kind, seq, uuid: prot ? name.slice(3, PREFIX_LENGTH - 1) : undefined };
   }
   return undefined;
+}
+
+/** Length of `_c_<uuid>-`. */
+const PREFIX_LENGTH = 40;
+
+/** Whether `name` begins with `_c_<uuid>-` (what `PROTECTED` matches). */
+function isProtected(name: string): boolean {
+  if (name.length < PREFIX_LENGTH || name.charCodeAt(0) !== 95 || name.charCodeAt(1) !== 99 || name.charCodeAt(2) !== 95 || name.charCodeAt(PREFIX_LENGTH - 1) !== 45) return false;
+  for (let i = 0; i < 36; i++) {
+    const c = name.charCodeAt(3 + i);
+    // Dashes of the 8-4-4-4-12 groups, hex digits elsewhere.
+    if (i === 8 || i === 13 || i === 18 || i === 23 ? c !== 45 : !isHex(c)) return false;
+  }
+  return true;
+}
+
+function isHex(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+}
+
+/**
+ * The sequence from `at` to the end of `name` as an unsigned 32-bit value, or undefined unless
+ * it is ZooKeeper's: the parent's int32 cversion as `%010d`, which past 2^31 turns negative
+ * with the sign counted in the width (`-000000001`, `-2147483648`): 10 digits, or a sign and
+ * 9 or 10. The sign is only read right after the lock name.
+ */
+function sequenceAt(name: string, at: number): number | undefined {
+  const negative = name.charCodeAt(at) === 45;
+  const from = negative ? at + 1 : at;
+  const digits = name.length - from;
+  if (negative ? digits !== 9 && digits !== 10 : digits !== 10) return undefined;
+  let v = 0;
+  for (let i = from; i < name.length; i++) {
+    const d = name.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return undefined;
+    v = v * 10 + d;
+  }
+  return (negative ? -v : v) >>> 0;
 }
 
 /** Formats a sequence number the way ZooKeeper does (`%010d` of the signed 32-bit value). */

@@ -89,6 +89,50 @@ describe('parseNode', () => {
       assert.equal(parseNode(name, kinds), undefined);
     });
   }
+
+  test('reads every name as the regular expressions of the format do (names mutated one character at a time)', () => {
+    // The format as regular expressions: what the parser, written by character codes, must match.
+    const PROTECTED = /^_c_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-/;
+    const SEQUENCE = /^(?:\d{10}|-\d{9,10})$/;
+    const reference = (name: string, kinds: readonly string[]): QueueNode | undefined => {
+      const uuid = PROTECTED.exec(name)?.[1];
+      const rest = uuid === undefined ? name : name.slice(uuid.length + 4);
+      for (const kind of kinds) {
+        if (!rest.startsWith(kind)) continue;
+        const digits = rest.slice(kind.length);
+        if (SEQUENCE.test(digits)) return { name, kind, seq: Number(digits) >>> 0, uuid };
+      }
+      return undefined;
+    };
+    const bases = [prot(U1, 'lock-', 12), prot(U3.toUpperCase(), '__WRIT__', '-2147483648'), prot(U2, '__READ__', '-000000001'), 'lock-0000000003', '__READ__-123456789', prot(U1, '_c_', 7), '_c_0000000001'];
+    const kindSets = [LOCK, RW, ['latch-'], ['_c_'], ['lock-', '__READ__']];
+    const chars = ['0', '9', 'a', 'f', 'A', 'F', 'g', 'G', 'z', '-', '_', 'c', '/', ' ', '\u00e9', ''];
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    let parsed = 0;
+    let checked = 0;
+    for (const base of bases) {
+      const variants = [base, base.slice(1), `${base}0`, base.slice(0, -1)];
+      for (let i = 0; i < base.length; i++) for (const c of chars) variants.push(base.slice(0, i) + c + base.slice(i + 1));
+      for (let k = 0; k < 200; k++) {
+        const i = rand(base.length);
+        variants.push(base.slice(0, i) + (chars[rand(chars.length)] as string) + base.slice(i + 1 + rand(2)));
+      }
+      for (const name of variants) {
+        for (const kinds of kindSets) {
+          const want = reference(name, kinds);
+          assert.deepEqual(parseNode(name, kinds), want, `${JSON.stringify(name)} with kinds ${kinds.join(',')}`);
+          checked++;
+          if (want) parsed++;
+        }
+      }
+    }
+    // Both outcomes are exercised, many times each.
+    assert.ok(parsed > 500 && checked - parsed > 5000, `parsed ${parsed} of ${checked}`);
+  });
 });
 
 describe('compareSeq and sortChildren', () => {
