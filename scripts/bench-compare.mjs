@@ -13,7 +13,8 @@
 // first): `--warmup N` times, or by default as many runs as make about 4 000 of its operations
 // (WARM_OPS; at least 3 runs, see warmupRuns), since a V8 or JVM JIT warms by operations, not
 // by runs: 3 runs are 60 leader failovers, far from warm, and 1 500 lock cycles, not yet; 40
-// runs (800 failovers) still leave the tail of a failover to the JIT (the curves: BENCHMARKS.md). With `--interleave harness` the default is 3 runs of everything.
+// runs (800 failovers) still leave the tail of a failover to the JIT (the curves:
+// BENCHMARKS.md). With `--interleave harness` the default is 3 runs of everything.
 // A leader failover round measures 50 runs (1 000 failovers) and pools their samples
 // (RUNS_PER_ROUND): one run's p99 is its slowest of 20.
 // Every JSON line goes to FILE (default
