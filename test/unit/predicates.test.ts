@@ -104,7 +104,7 @@ describe('parseNode', () => {
       }
       return undefined;
     };
-    const bases = [prot(U1, 'lock-', 12), prot(U3.toUpperCase(), '__WRIT__', '-2147483648'), prot(U2, '__READ__', '-000000001'), 'lock-0000000003', '__READ__-123456789', prot(U1, '_c_', 7), '_c_0000000001'];
+    const bases = [`_c_${U1}-`, prot(U1, 'lock-', 12), prot(U3.toUpperCase(), '__WRIT__', '-2147483648'), prot(U2, '__READ__', '-000000001'), 'lock-0000000003', '__READ__-123456789', prot(U1, '_c_', 7), '_c_0000000001'];
     const kindSets = [LOCK, RW, ['latch-'], ['_c_'], ['lock-', '__READ__']];
     const chars = ['0', '9', 'a', 'f', 'A', 'F', 'g', 'G', 'z', '-', '_', 'c', '/', ' ', '\u00e9', ''];
     let seed = 7;
