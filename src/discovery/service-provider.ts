@@ -147,7 +147,7 @@ export class ServiceProvider<P = unknown> extends EventEmitter<ServiceProviderEv
     if (typeof id !== 'string') throw new InvalidArgumentError(`noteError: an instance is required, got ${describe(instance)}`);
     this.#purge();
     const d = this.#down.get(id);
-    if (d === undefined) this.#down.set(id, { since: Date.now(), count: 1 });
+    if (d === undefined) this.#down.set(id, { since: performance.now(), count: 1 });
     else d.count++;
   }
 
@@ -158,7 +158,7 @@ export class ServiceProvider<P = unknown> extends EventEmitter<ServiceProviderEv
 
   #purge(): void {
     if (this.#down.size === 0) return;
-    const now = Date.now();
+    const now = performance.now();
     for (const [id, d] of this.#down) if (now - d.since >= this.#downMs) this.#down.delete(id);
   }
 

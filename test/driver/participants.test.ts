@@ -35,9 +35,9 @@ test('participants() and leader() answer when connected, and keep the caller\'s 
     ['selector.participants', (o) => selector.participants(o)],
   ];
   for (const [name, call] of calls) {
-    const t0 = Date.now();
+    const t0 = performance.now();
     await assert.rejects(call({ timeoutMs: 300 }), OperationTimeoutError, name);
-    assert.ok(Date.now() - t0 < 1500, `${name}: at its deadline (${Date.now() - t0} ms)`);
+    assert.ok(Math.round(performance.now() - t0) < 1500, `${name}: at its deadline (${Math.round(performance.now() - t0)} ms)`);
     const stop = new AbortController();
     const p = call({ signal: stop.signal });
     stop.abort(new Error(`${name} given up`));

@@ -76,9 +76,9 @@ describe('TLS and SASL together', () => {
   });
 
   test('refusals are typed and fast: a wrong password over TLS (AuthFailedError), a wrong CA (TlsError)', async () => {
-    const t0 = Date.now();
+    const t0 = performance.now();
     await assert.rejects(ZkSession.connect(server.secureConnectString, { sessionTimeoutMs: 6000, tls: certs.clientTls, sasl: { ...alice, password: 'nope' } }), AuthFailedError);
     await assert.rejects(ZkSession.connect(server.secureConnectString, { sessionTimeoutMs: 6000, tls: certs.otherCaTls, sasl: alice }), TlsError);
-    assert.ok(Date.now() - t0 < 10_000, `both refused well within the connect deadline (${Date.now() - t0} ms)`);
+    assert.ok(Math.round(performance.now() - t0) < 10_000, `both refused well within the connect deadline (${Math.round(performance.now() - t0)} ms)`);
   });
 });

@@ -146,7 +146,7 @@ async function read(ctx: WorkloadContext, plans: readonly CachePlan[]): Promise<
   // lost in the last faults renews and is re-read first), then compare.
   const settleMs = 2 * ctx.session.timeoutMs + 10_000;
   const readies = await Promise.all(caches.map((c) => c.cache.ready({ timeoutMs: settleMs }).then(() => undefined, (err: unknown) => errorText(err))));
-  const deadline = Date.now() + 10_000;
+  const deadline = performance.now() + 10_000;
   const pending = new Set(caches.map((_, i) => i));
   let server: CacheNodeRecord[] | null = null;
   const finalOf = (i: number): void => {
@@ -175,7 +175,7 @@ async function read(ctx: WorkloadContext, plans: readonly CachePlan[]): Promise<
       const c = caches[i];
       if (c && server !== null && c.cache.state === 'SYNCED' && sameNodes(contents(c.cache), expectedNodes(c.plan.kind, c.root, server))) finalOf(i);
     }
-    if (pending.size === 0 || Date.now() >= deadline) break;
+    if (pending.size === 0 || performance.now() >= deadline) break;
     await pause(100);
   }
   for (const i of [...pending]) finalOf(i);
