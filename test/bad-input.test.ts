@@ -715,7 +715,8 @@ const helperRows: Row[] = [
   { name: 'backoffDelay(policy, -1)', call: () => backoffDelay({ baseDelayMs: 1, maxDelayMs: 2 }, -1), expect: IA },
   { name: 'backoffDelay(policy, 1.5)', call: () => backoffDelay({ baseDelayMs: 1, maxDelayMs: 2 }, 1.5), expect: IA },
   { name: 'backoffDelay({}, 0)', call: () => backoffDelay({} as never, 0), expect: IA },
-  ...['x', 5, '_c_123-'].map((u): Row => ({ name: `protectedPrefix(${show(u)})`, call: () => protectedPrefix(u as string), expect: IA })),
+  // Near misses of 8-4-4-4-12 hex digits: a non-hex digit, a dash out of place, one too many or too few.
+  ...['x', 5, '_c_123-', '0b1f6a52-6f0e-4a43-9d1c-5b0e7f3c2a1g', '0b1f6a526-f0e-4a43-9d1c-5b0e7f3c2a11', '0b1f6a52-6f0e-4a43-9d1c-5b0e7f3c2a111', '0b1f6a52-6f0e-4a43-9d1c-5b0e7f3c2a1'].map((u): Row => ({ name: `protectedPrefix(${show(u)})`, call: () => protectedPrefix(u as string), expect: IA })),
   { name: 'compareSeq(NaN, 1)', call: () => compareSeq(Number.NaN, 1), expect: IA },
   { name: 'compareSeq("1", 2)', call: () => compareSeq('1' as never, 2), expect: IA },
 ];

@@ -4,7 +4,7 @@
 // rule the driver relies on when it grants on a snapshot minus the deletions it was told of.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compareSeq, parseNode, sortChildren, type QueueNode, formatSeq } from '../../src/driver/names.js';
+import { compareSeq, parseNode, protectedPrefix, sortChildren, type QueueNode, formatSeq } from '../../src/driver/names.js';
 import { readPredicate, windowPredicate, writePredicate, type Decision, type Predicate } from '../../src/driver/predicates.js';
 
 const U1 = '0b1f6a52-6f0e-4a43-9d1c-5b0e7f3c2a11';
@@ -31,6 +31,14 @@ describe('parseNode', () => {
     assert.deepEqual(parseNode(prot(U2, '__WRIT__', 8), RW), { name: prot(U2, '__WRIT__', 8), kind: '__WRIT__', seq: 8, uuid: U2 });
     assert.deepEqual(parseNode(prot(U3, 'latch-', 0), ['latch-']), { name: prot(U3, 'latch-', 0), kind: 'latch-', seq: 0, uuid: U3 });
     assert.equal(parseNode(prot(U1, 'lock-', 2147483647), LOCK)?.seq, 2147483647);
+  });
+
+  test('protectedPrefix: a fresh uuid, or the given one in either case, read back by parseNode', () => {
+    const fresh = protectedPrefix();
+    assert.equal(parseNode(`${fresh}lock-0000000001`, LOCK)?.uuid, fresh.slice(3, -1));
+    assert.notEqual(protectedPrefix(), fresh);
+    assert.equal(protectedPrefix(U3.toUpperCase()), `_c_${U3.toUpperCase()}-`);
+    assert.equal(parseNode(`${protectedPrefix(U3)}latch-0000000002`, ['latch-'])?.uuid, U3);
   });
 
   test('unprotected names have no uuid', () => {
