@@ -79,6 +79,7 @@ describe('TLS and SASL together', () => {
     const t0 = performance.now();
     await assert.rejects(ZkSession.connect(server.secureConnectString, { sessionTimeoutMs: 6000, tls: certs.clientTls, sasl: { ...alice, password: 'nope' } }), AuthFailedError);
     await assert.rejects(ZkSession.connect(server.secureConnectString, { sessionTimeoutMs: 6000, tls: certs.otherCaTls, sasl: alice }), TlsError);
-    assert.ok(Math.round(performance.now() - t0) < 10_000, `both refused well within the connect deadline (${Math.round(performance.now() - t0)} ms)`);
+    const took = Math.round(performance.now() - t0);
+    assert.ok(took < 10_000, `both refused well within the connect deadline (${took} ms)`);
   });
 });
