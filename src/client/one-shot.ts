@@ -23,10 +23,21 @@ export function watchSettled(changed: Promise<WatchEvent>): boolean {
   return settledWatches.has(changed);
 }
 
+/** Told synchronously when a watch fires (see {@link StoppableWatch.onFire}). */
+export interface FireListener {
+  /** The watch fired with `event`; `changed` has not settled yet. Must not throw. */
+  fired(event: WatchEvent): void;
+}
+
 /** A watch its caller drops with `stop()` (see `ZkSession.dataWatch`). */
 export interface StoppableWatch {
   /** Settles when the watch fires; rejects when the session ends or it is stopped. */
   readonly changed: Promise<WatchEvent>;
+  /**
+   * Told when the watch fires, in the notification's own handling, before `changed` settles
+   * (its reactions run a few promise hops later): for a request that must leave at once.
+   */
+  onFire: FireListener | undefined;
   /** Drops the watch (on the server too, once nobody waits there): `changed` rejects with `reason`. */
   stop(reason: unknown): void;
 }
@@ -41,6 +52,7 @@ export class OneShot implements WatchListener, StoppableWatch {
   readonly changed: Promise<WatchEvent>;
   /** Called once it settles (the caller's abort subscription, if any). */
   unsubscribe: () => void = noop;
+  onFire: FireListener | undefined = undefined;
   private fulfil!: (event: WatchEvent) => void;
   private fail!: (reason: unknown) => void;
   private gen: Generation | undefined;
@@ -70,7 +82,9 @@ export class OneShot implements WatchListener, StoppableWatch {
 
   /** The generation's table: the watch fired. */
   resolve(event: WatchEvent): void {
-    if (this.end()) this.fulfil(event);
+    if (!this.end()) return;
+    this.onFire?.fired(event);
+    this.fulfil(event);
   }
 
   /** The generation's table: the watch ended without firing (the session ended). */

@@ -294,7 +294,8 @@ export class LockDriver {
       if (req.watchOwnNode) ownNodes.watchFirst();
       // Nodes are not ours alone: a grant without a listing rests on our own nodes' watches
       // (grant.ts, own-nodes.ts).
-      const stand = await ownNodes.stand(giveUp);
+      const standing = ownNodes.stand(giveUp);
+      const stand = standing instanceof Promise ? await standing : standing;
       if (!stand) throw new Restart(`a node of ours in ${this.dir} was deleted or changed by someone else while we waited`);
       // Before anyone can see our node go: a successor of this process that is told of its
       // deletion then holds without a listing.

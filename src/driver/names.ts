@@ -162,7 +162,11 @@ export function perListing<K, V>(compute: (children: readonly string[], key: K) 
 }
 
 /** {@link sortChildren} of a listing many waits read: sorted once, frozen and shared. @internal */
-export const sortChildrenShared: (children: readonly string[], kinds: readonly string[]) => readonly QueueNode[] = perListing((children, kinds) => Object.freeze(sortChildren(children, kinds)));
+export const sortChildrenShared: (children: readonly string[], kinds: readonly string[]) => readonly QueueNode[] = perListing((children, kinds) => {
+  const queue = sortChildren(children, kinds);
+  // Frozen only where readers share it (a short listing's queue has one reader).
+  return children.length < SHARED_MIN_CHILDREN ? queue : Object.freeze(queue);
+});
 
 /** Positions of names in shared sorted queues (see {@link positionIn}). */
 const positions = new WeakMap<readonly QueueNode[], Map<string, number>>();

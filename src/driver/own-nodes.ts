@@ -21,6 +21,9 @@ export interface OwnWatch {
 
 const noop = (): void => undefined;
 
+/** {@link OwnNodes.stand} of an acquisition that watched none of its nodes. */
+const NOTHING_WATCHED = Object.freeze({ changed: undefined });
+
 /** The watches of one acquisition's nodes, started at most once each. */
 export class OwnNodes {
   private first: Promise<OwnWatch> | undefined;
@@ -57,10 +60,16 @@ export class OwnNodes {
 
   /**
    * Once every watch started is answered: the first node's `changed` (undefined when none was
-   * started: the grant came from a listing that showed our nodes), or false if a watch fired
-   * (a node of ours was deleted or changed by someone else).
+   * started: the grant came from a listing that showed our nodes; then at once, not a promise),
+   * or false if a watch fired (a node of ours was deleted or changed by someone else).
    */
-  async stand(giveUp: AbortSignal | undefined): Promise<{ changed: Promise<WatchEvent> | undefined } | false> {
+  stand(giveUp: AbortSignal | undefined): Promise<{ changed: Promise<WatchEvent> | undefined } | false> | { changed: undefined } {
+    // Nothing to wait for (the grant came from a listing): no promise hops on a grant's path.
+    if (!this.first && !this.rest) return NOTHING_WATCHED;
+    return this.answered(giveUp);
+  }
+
+  private async answered(giveUp: AbortSignal | undefined): Promise<{ changed: Promise<WatchEvent> | undefined } | false> {
     const watches = await raceAbort(Promise.all(this.started), giveUp);
     // Checked synchronously: a notification was handled before the event that granted us, but
     // promise reactions to it may run after.

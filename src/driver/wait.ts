@@ -7,7 +7,8 @@
  * @module
  */
 import type { ZkSession } from '../client/session.js';
-import type { WatchEvent } from '../client/types.js';
+import type { ChildrenResult, WatchEvent } from '../client/types.js';
+import type { FireListener } from '../client/one-shot.js';
 import { joinPath } from '../client/validate.js';
 import { NoNodeError } from '../errors.js';
 import { raceAbort } from '../util/abort.js';
@@ -57,6 +58,8 @@ export type Turn = 'no' | { readonly release: 'plain' | 'mark'; readonly head: b
 interface WatchRecord {
   readonly changed: Promise<WatchEvent>;
   readonly local?: boolean;
+  /** A server watch's synchronous listener (see {@link EarlyListing}). */
+  onFire?: FireListener | undefined;
   stop(reason: unknown): void;
 }
 
@@ -145,11 +148,14 @@ export class TurnWait {
         if (!own.allWatched && this.mayHoldUnlisted(waiting, view)) events.followOwnAll(own.watchAll());
         const names = waiting.nodes.map((n) => n.name);
         dropAllBut(watches, names);
+        // A deletion that certainly sends us to list again lists at once (see EarlyListing).
+        const early = new EarlyListing(this, waiting, view);
         // An array, not a Set, in this long-kept frame: it holds a node or two.
         const gone: string[] = [];
         for (;;) {
           const missing = await raceAbort(this.watchAll(without(names, gone), watches, scope, entered.ownerSignal), giveUp);
           events.follow(watches);
+          for (const [, w] of watches) if (!w.local) w.onFire = early;
           addNew(gone, missing);
           if (missing.length === 0) {
             const event = await events.next(names, giveUp);
@@ -168,7 +174,7 @@ export class TurnWait {
         }
         // Others ahead may have left unseen (we only watch a few): one listing beats probing
         // them one by one.
-        waiting = await this.relist(ours, count, giveUp, view);
+        waiting = await this.relist(ours, count, giveUp, view, early.take());
       }
     } finally {
       endWait(events, scope, watches, granted);
@@ -263,9 +269,25 @@ export class TurnWait {
     return Math.max(view.size, this.lastSize) >= MARK_MIN_CHILDREN;
   }
 
-  /** The decision on a fresh listing. */
-  private async relist(ours: string, count: number, giveUp: AbortSignal | undefined, view: View): Promise<Waiting | undefined> {
-    const { children } = await raceAbort(this.session.getChildren(this.dir), giveUp);
+  /**
+   * Whether the deletion of `path`, one of `waiting`'s nodes, sends us to list again whatever
+   * else we learn then (see afterGone): the predicate never holds on deletions alone, no handoff
+   * mark can name the node, and this process does not know it was a head.
+   */
+  listsAgain(waiting: Waiting, view: View, path: string): boolean {
+    return waiting.holdsAfter === undefined && !this.markMayName(waiting.nodes, view) && !heads.knows(this.key(path));
+  }
+
+  /** A listing of the directory, sent now (not at the end of this turn). */
+  listNow(): Promise<ChildrenResult> {
+    const listing = this.session.getChildren(this.dir);
+    this.session.flushWrites();
+    return listing;
+  }
+
+  /** The decision on a fresh listing (`sent`: one already on its way, see {@link EarlyListing}). */
+  private async relist(ours: string, count: number, giveUp: AbortSignal | undefined, view: View, sent?: Promise<ChildrenResult>): Promise<Waiting | undefined> {
+    const { children } = await raceAbort(sent ?? this.session.getChildren(this.dir), giveUp);
     view.size = this.lastSize = children.length;
     return this.decide(children, ours, count, view);
   }
@@ -320,6 +342,40 @@ export class TurnWait {
     return gone;
   }
 }
+
+/**
+ * The listing a waiter sends from the notification of a deletion that sends it to list again
+ * (see `TurnWait.listsAgain`), in that notification's own handling: 20-30 µs before the wait's
+ * promise reactions would come round to it, on the path of every handoff between processes.
+ * Sent after the notification was read, so it shows that deletion, as the wait's own listing
+ * would: the same request, only sooner. One per wait step; a wait that ends (or is granted on a
+ * fact learnt meanwhile) before it reads it leaves it unread: a read, it needs no cleanup.
+ */
+class EarlyListing implements FireListener {
+  private listing: Promise<ChildrenResult> | undefined;
+
+  constructor(
+    private readonly wait: TurnWait,
+    private readonly waiting: Waiting,
+    private readonly view: View,
+  ) {}
+
+  /** Decided when the watch fires, on the facts of then (a directory seen long since, a head fact). */
+  fired(event: WatchEvent): void {
+    if (this.listing || event.type !== 'NODE_DELETED' || !this.wait.listsAgain(this.waiting, this.view, event.path)) return;
+    this.listing = this.wait.listNow();
+    this.listing.catch(noop);
+  }
+
+  /** The listing sent, if any (once). */
+  take(): Promise<ChildrenResult> | undefined {
+    const listing = this.listing;
+    this.listing = undefined;
+    return listing;
+  }
+}
+
+const noop = (): void => undefined;
 
 /**
  * Whether a grant after these deletions leaves nothing ahead of us: every node that stood
