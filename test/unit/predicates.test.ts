@@ -206,6 +206,32 @@ describe('compareSeq and sortChildren', () => {
     }
   });
 
+  test('short listings (sorted by insertion) and long ones (the built-in sort) agree with one reference order', () => {
+    // Sequence numbers across the wrap (a span under 2^31, where the order is total), ties between
+    // kinds and between uuids, strangers among them.
+    const uuids = [U1, U2, U3];
+    const seqs = [-2, -1, 0, 1, 2, 2, 3];
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const reference = (listing: readonly string[]): string[] =>
+      listing
+        .map((c) => parseNode(c, RW))
+        .filter((n): n is QueueNode => n !== undefined)
+        .sort((x, y) => compareSeq(x.seq, y.seq) || RW.indexOf(x.kind) - RW.indexOf(y.kind) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0))
+        .map((n) => n.name);
+    for (let length = 0; length <= 20; length++) {
+      for (let round = 0; round < 50; round++) {
+        const listing = Array.from({ length }, () =>
+          random(8) === 0 ? `other-${random(100)}` : prot(uuids[random(3)] as string, RW[random(2)] as string, formatSeq(seqs[random(seqs.length)] as number)),
+        );
+        assert.deepEqual(sortChildren(listing, RW).map((n) => n.name), reference(listing), `a listing of ${length}: ${listing.join(' ')}`);
+      }
+    }
+  });
+
   test('the result does not depend on the listing order', () => {
     const names = [prot(U1, 'lock-', 4), 'lock-0000000001', prot(U2, 'lock-', 3), prot(U3, 'lock-', 2), 'leases'];
     const expected = sortChildren(names, LOCK).map((n) => n.name);
