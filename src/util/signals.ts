@@ -28,10 +28,37 @@ interface Fan {
   readonly listener: () => void;
 }
 
-const fans = new WeakMap<AbortSignal, Fan>();
+/**
+ * Where a signal keeps its fan (and whether it is {@link ownedController}'s): properties of its
+ * own, read on every wait's subscription and unsubscription, as fast as a field; a weak map
+ * lookup costs several times as much. `undefined` once a fan ends (the shape stays).
+ */
+const FAN = Symbol('zk-recipes.abortFan');
+const KEPT = Symbol('zk-recipes.abortFanKept');
 
-/** The signals of {@link ownedController}: their one listener stays once added. */
-const kept = new WeakSet<AbortSignal>();
+interface Marked {
+  [FAN]?: Fan | undefined;
+  [KEPT]?: boolean;
+}
+
+/** The fans of signals that cannot take a property (a caller sealed its signal). */
+const frozenFans = new WeakMap<AbortSignal, Fan>();
+/** Whether any signal needed {@link frozenFans} (until then nothing looks there). */
+let anyFrozen = false;
+
+function fanOf(signal: AbortSignal): Fan | undefined {
+  return (signal as Marked)[FAN] ?? (anyFrozen ? frozenFans.get(signal) : undefined);
+}
+
+function setFan(signal: AbortSignal, fan: Fan | undefined): void {
+  if (Object.isExtensible(signal)) {
+    (signal as Marked)[FAN] = fan;
+    return;
+  }
+  anyFrozen = true;
+  if (fan) frozenFans.set(signal, fan);
+  else frozenFans.delete(signal);
+}
 
 /**
  * An AbortController for the close (or life) of one object, whose signal lives as long as it (a
@@ -41,13 +68,15 @@ const kept = new WeakSet<AbortSignal>();
  */
 export function ownedController(): AbortController {
   const controller = new AbortController();
-  kept.add(controller.signal);
+  const marked = controller.signal as Marked;
+  marked[KEPT] = true;
+  marked[FAN] = undefined;
   return controller;
 }
 
 /** How many subscriptions of ours `signal` has now (tests: none may be left once waits end). */
 export function subscriberCount(signal: AbortSignal): number {
-  return fans.get(signal)?.subscribers.size ?? 0;
+  return fanOf(signal)?.subscribers.size ?? 0;
 }
 
 /**
@@ -57,7 +86,7 @@ export function subscriberCount(signal: AbortSignal): number {
  */
 export function onAbort(signal: AbortSignal, fn: (reason: unknown) => void): () => void {
   if (signal.aborted) return noop;
-  let fan = fans.get(signal);
+  let fan = fanOf(signal);
   if (!fan) fan = subscribe(signal);
   const f = fan;
   // A closure of its own: one function may subscribe twice, and each unsubscribes alone.
@@ -72,25 +101,25 @@ export function onAbort(signal: AbortSignal, fn: (reason: unknown) => void): () 
  */
 export function follow(signal: AbortSignal, follower: AbortFollower): void {
   if (signal.aborted) return;
-  (fans.get(signal) ?? subscribe(signal)).subscribers.add(follower);
+  (fanOf(signal) ?? subscribe(signal)).subscribers.add(follower);
 }
 
 /** Ends what {@link follow} began (harmless when it did not, or already ended). */
 export function unfollow(signal: AbortSignal, follower: AbortFollower): void {
-  const f = fans.get(signal);
+  const f = fanOf(signal);
   if (f) drop(signal, f, follower);
 }
 
 function drop(signal: AbortSignal, f: Fan, sub: Subscriber): void {
-  if (!f.subscribers.delete(sub) || f.subscribers.size > 0 || fans.get(signal) !== f || kept.has(signal)) return;
-  fans.delete(signal);
+  if (!f.subscribers.delete(sub) || f.subscribers.size > 0 || fanOf(signal) !== f || (signal as Marked)[KEPT] === true) return;
+  setFan(signal, undefined);
   signal.removeEventListener('abort', f.listener);
 }
 
 function subscribe(signal: AbortSignal): Fan {
   const subscribers = new Set<Subscriber>();
   const listener = (): void => {
-    fans.delete(signal);
+    setFan(signal, undefined);
     // Live iteration: one that unsubscribes another meanwhile keeps it from being called, as
     // with removeEventListener during dispatch.
     for (const sub of subscribers) {
@@ -107,7 +136,7 @@ function subscribe(signal: AbortSignal): Fan {
     }
   };
   const fan = { subscribers, listener };
-  fans.set(signal, fan);
+  setFan(signal, fan);
   signal.addEventListener('abort', listener, { once: true });
   return fan;
 }

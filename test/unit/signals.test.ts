@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { getEventListeners, once } from 'node:events';
 import { describe, test } from 'node:test';
 import { delay, raceAbort } from '../../src/util/abort.js';
-import { linkSignals, onAbort } from '../../src/util/signals.js';
+import { linkSignals, onAbort, ownedController } from '../../src/util/signals.js';
 
 const listeners = (s: AbortSignal): number => getEventListeners(s, 'abort').length;
 
@@ -64,6 +64,38 @@ describe('onAbort', () => {
     } finally {
       for (const l of previous) process.on('uncaughtException', l);
     }
+  });
+
+  test('a signal that takes no new properties (a caller may seal theirs) is followed the same way, and left with no listener', () => {
+    const c = new AbortController();
+    Object.seal(c.signal);
+    const calls: unknown[] = [];
+    const keep = onAbort(c.signal, (reason) => calls.push(reason));
+    const gone = onAbort(c.signal, () => assert.fail('unsubscribed'));
+    assert.equal(listeners(c.signal), 1);
+    gone();
+    const other = new AbortController(); // an ordinary signal meanwhile keeps its own fan
+    const unOther = onAbort(other.signal, () => assert.fail('not aborted'));
+    assert.equal(listeners(other.signal), 1);
+    c.abort('why');
+    assert.deepEqual(calls, ['why']);
+    assert.equal(listeners(c.signal), 0);
+    keep();
+    unOther();
+    assert.equal(listeners(other.signal), 0);
+  });
+
+  test('an owned controller keeps its one listener once added; others drop theirs with the last subscriber', () => {
+    const owned = ownedController();
+    const un = onAbort(owned.signal, () => undefined);
+    un();
+    assert.equal(listeners(owned.signal), 1, 'kept for the next subscriber');
+    const called: string[] = [];
+    onAbort(owned.signal, () => called.push('later'));
+    assert.equal(listeners(owned.signal), 1);
+    owned.abort();
+    assert.deepEqual(called, ['later']);
+    assert.equal(listeners(owned.signal), 0, 'gone once it aborted');
   });
 
   test('an already aborted signal calls nothing and gets no listener', () => {
