@@ -42,12 +42,12 @@ interface Marked {
 }
 
 /** The fans of signals that cannot take a property (a caller sealed its signal). */
-const frozenFans = new WeakMap<AbortSignal, Fan>();
-/** Whether any signal needed {@link frozenFans} (until then nothing looks there). */
-let anyFrozen = false;
+const sealedFans = new WeakMap<AbortSignal, Fan>();
+/** Whether any signal needed {@link sealedFans} (until then nothing looks there). */
+let anySealed = false;
 
 function fanOf(signal: AbortSignal): Fan | undefined {
-  return (signal as Marked)[FAN] ?? (anyFrozen ? frozenFans.get(signal) : undefined);
+  return (signal as Marked)[FAN] ?? (anySealed ? sealedFans.get(signal) : undefined);
 }
 
 function setFan(signal: AbortSignal, fan: Fan | undefined): void {
@@ -55,9 +55,9 @@ function setFan(signal: AbortSignal, fan: Fan | undefined): void {
     (signal as Marked)[FAN] = fan;
     return;
   }
-  anyFrozen = true;
-  if (fan) frozenFans.set(signal, fan);
-  else frozenFans.delete(signal);
+  anySealed = true;
+  if (fan) sealedFans.set(signal, fan);
+  else sealedFans.delete(signal);
 }
 
 /**
