@@ -219,9 +219,10 @@ export class TurnWait {
    * best watched now (pipelined, at no cost in time): the predicate says how many must go, or a
    * node is of this process (a head fact may be recorded for it), or a long directory's handoff
    * mark may name it. A guess that misses costs a round trip at the grant (our nodes are read
-   * then), never a wrong grant.
+   * then), never a wrong grant. False means that a deletion among them certainly sends us to
+   * list again (see afterGone): {@link EarlyListing} then sends that listing at once.
    */
-  private mayHoldUnlisted(waiting: Waiting, view: View): boolean {
+  mayHoldUnlisted(waiting: Waiting, view: View): boolean {
     if (waiting.holdsAfter !== undefined) return true;
     if (this.markMayName(waiting.nodes, view)) return true;
     return waiting.nodes.some((n) => {
@@ -267,15 +268,6 @@ export class TurnWait {
    */
   private long(view: View): boolean {
     return Math.max(view.size, this.lastSize) >= MARK_MIN_CHILDREN;
-  }
-
-  /**
-   * Whether the deletion of `path`, one of `waiting`'s nodes, sends us to list again whatever
-   * else we learn then (see afterGone): the predicate never holds on deletions alone, no handoff
-   * mark can name the node, and this process does not know it was a head.
-   */
-  listsAgain(waiting: Waiting, view: View, path: string): boolean {
-    return waiting.holdsAfter === undefined && !this.markMayName(waiting.nodes, view) && !heads.knows(this.key(path));
   }
 
   /** A listing of the directory, sent now (not at the end of this turn). */
@@ -345,8 +337,8 @@ export class TurnWait {
 
 /**
  * The listing a waiter sends from the notification of a deletion that sends it to list again
- * (see `TurnWait.listsAgain`), in that notification's own handling, not once the wait's promise
- * reactions come round to it: on the path of every handoff between processes (a failover's
+ * (see `TurnWait.mayHoldUnlisted`), in that notification's own handling, not once the wait's
+ * promise reactions come round to it: on the path of every handoff between processes (a failover's
  * notification to its listing's write: 24 µs, was 36).
  * Sent after the notification was read, so it shows that deletion, as the wait's own listing
  * would: the same request, only sooner. One per wait step; a wait that ends (or is granted on a
@@ -363,7 +355,7 @@ class EarlyListing implements FireListener {
 
   /** Decided when the watch fires, on the facts of then (a directory seen long since, a head fact). */
   fired(event: WatchEvent): void {
-    if (this.listing || event.type !== 'NODE_DELETED' || !this.wait.listsAgain(this.waiting, this.view, event.path)) return;
+    if (this.listing || event.type !== 'NODE_DELETED' || this.wait.mayHoldUnlisted(this.waiting, this.view)) return;
     this.listing = this.wait.listNow();
     this.listing.catch(noop);
   }
