@@ -93,3 +93,35 @@ test('a leader failover between processes: the next leader lists from the notifi
   assert.deepEqual(await fx.children(path), []);
   for (const s of sessions) await fx.waitNoWatches(s, path);
 });
+
+test("the early listing's reply is lost (the connection drops): the session sends it again once reconnected, and the waiter is granted in turn", async () => {
+  const path = uniquePath('early-lost');
+  const [s0, s1] = await fx.sessionsApart(2);
+  const proxy = await fx.proxy();
+  const s2 = await fx.pool.connect(proxy.connectString, { sessionTimeoutMs: 10_000 });
+  const holder = await new Mutex(s0!, path).acquire();
+  const quit = new AbortController();
+  const p = new Mutex(s1!, path).acquire({ signal: quit.signal });
+  p.catch(() => undefined);
+  await queued(path, 2);
+  const w = new Mutex(s2, path).acquire({ timeoutMs: 20_000 });
+  await queued(path, 3);
+  await waitFor(() => s2.counters.getData >= 1, { timeoutMs: 5000, message: 'W watches P' });
+  await s2.sync(path);
+  const asked = listingsDuringReads(s2);
+  const lost = proxy.loseReply({ op: 'getChildren', path }, { timeoutMs: 10_000 });
+  const listed = s2.counters.getChildren;
+  quit.abort(new Error('P gives up'));
+  await assert.rejects(p, /P gives up/);
+  await lost; // the early listing reached the server; its answer did not reach W
+  await waitFor(() => s2.counters.getChildren >= listed + 2 && s2.counters.getData >= 2, { timeoutMs: 10_000, message: 'the listing was sent again, and W watches the holder' });
+  assert.deepEqual(asked, [true], 'asked for once, from the notification; the session sent it again');
+  await s2.sync(path);
+  assert.equal((await fx.children(path)).length, 2, 'W still waits behind the holder');
+  await holder.release();
+  const wh = await w;
+  assert.equal(wh.isHeld, true);
+  await wh.release();
+  assert.deepEqual(await fx.children(path), []);
+  await fx.waitNoWatches(s2, path);
+});
